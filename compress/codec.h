@@ -1,0 +1,99 @@
+// The public face of the codec library: dtypes, codec ids and parameters, status, and the
+// frame API. Knows nothing of NCCL or transports. See compress/FORMAT.md for the bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace squeeze::compress {
+
+enum class Dtype : uint8_t { kBytes = 0, kFloat32 = 1, kBfloat16 = 2, kFloat16 = 3 };
+std::size_t dtype_size(Dtype d);             // 1 for kBytes
+const char* dtype_name(Dtype d);             // "bytes", "float32", "bfloat16", "float16"
+bool parse_dtype(std::string_view s, Dtype* out);
+inline bool is_float(Dtype d) { return d != Dtype::kBytes; }
+
+enum class CodecId : uint8_t { kStored = 0, kQuantize = 1, kThreshold = 2, kLossless = 3, kCast = 4 };
+const char* codec_name(CodecId c);           // "stored", "quantize", "threshold", "lossless", "cast"
+bool parse_codec(std::string_view s, CodecId* out);
+inline bool is_lossy(CodecId c) { return c == CodecId::kQuantize || c == CodecId::kThreshold || c == CodecId::kCast; }
+
+enum class BoundMode : uint8_t { kAbs = 0, kRel = 1, kRelRow = 2 };  // rel: to the message's value range
+
+struct QuantizeParams {
+  BoundMode mode = BoundMode::kRel;
+  double error_bound = 1e-2;   // absolute, or relative to the value range (of message or row)
+  uint32_t row_length = 0;     // elements per row; 0 = no rows
+  bool dedupe_rows = false;    // send each distinct row once (needs row_length)
+};
+
+struct ThresholdParams {
+  double keep = 0.01;               // fraction of elements kept, in (0, 1]
+  uint32_t refresh_every = 1000;    // messages of one stream between threshold searches
+  uint32_t sample_size = 65536;     // elements sampled to estimate the quantile
+  Dtype value_dtype = Dtype::kFloat32;  // kept values narrowed to bf16/fp16 optionally
+  bool error_feedback = false;      // add the stream's residual back before thresholding
+};
+
+struct CastParams {
+  Dtype to = Dtype::kBfloat16;      // float32 -> bfloat16 or float16
+};
+
+struct CodecParams {
+  CodecId codec = CodecId::kStored;
+  QuantizeParams quantize;
+  ThresholdParams threshold;
+  CastParams cast;
+  bool checksum = false;            // CRC32C over the body
+};
+
+class Status {
+ public:
+  enum class Code : uint8_t { kOk = 0, kInvalidArgument, kCorrupt, kTruncated, kUnsupported, kNoSpace };
+  Status() = default;
+  Status(Code c, std::string msg) : code_(c), message_(std::move(msg)) {}
+  static Status Ok() { return {}; }
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+// Per-stream adaptive state for the threshold codec (tau, refresh counter, residual).
+// Defined in compress/threshold.h. A null pointer means "search tau for this message".
+class ThresholdState;
+
+struct EncodeRequest {
+  Dtype dtype = Dtype::kBytes;
+  const void* src = nullptr;
+  uint64_t count = 0;                // elements (bytes for kBytes)
+  const CodecParams* params = nullptr;
+  ThresholdState* threshold_state = nullptr;
+};
+
+struct FrameInfo {
+  CodecId codec;
+  Dtype dtype;
+  uint64_t count;          // elements
+  uint64_t original_bytes; // bytes after decoding
+  uint64_t body_bytes;
+  uint64_t frame_bytes;    // header + body
+  bool has_checksum;
+};
+
+// Largest frame encode_frame() can produce for this request (always >= stored size + header).
+std::size_t max_frame_bytes(const EncodeRequest& req);
+// Encodes into dst. Falls back to a stored frame when the codec would expand the input.
+Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* frame_bytes);
+// Validates the header (and nothing after it) and describes the frame.
+Status peek_frame(std::span<const uint8_t> frame, FrameInfo* info);
+// Validates everything before writing; never writes outside dst; dst.size() must be >= original_bytes.
+Status decode_frame(std::span<const uint8_t> frame, std::span<uint8_t> dst, std::size_t* written);
+
+}  // namespace squeeze::compress
