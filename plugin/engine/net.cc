@@ -1,0 +1,198 @@
+#include "plugin/engine/net.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "plugin/engine/result.h"
+#include "plugin/log.h"
+#include "transport/tcp/tcp_transport.h"
+
+namespace squeeze::plugin {
+
+Net& Net::instance() {
+  static Net* net = new Net();  // never destroyed: NCCL may call us during process exit
+  return *net;
+}
+
+static std::unique_ptr<transport::Transport> make_transport(std::string* why) {
+  const char* want = getenv("SQUEEZE_TRANSPORT");
+  std::string choice = (want != nullptr && *want != '\0') ? want : "auto";
+  if (choice == "auto" || choice == "tcp") {
+    *why = choice == "auto" ? "auto: verbs and UCX transports are not built into this version" : "SQUEEZE_TRANSPORT=tcp";
+    return std::make_unique<transport::tcp::TcpTransport>();
+  }
+  *why = "SQUEEZE_TRANSPORT=" + choice + " is not available (this build has: auto, tcp)";
+  return nullptr;
+}
+
+nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetContext** ctx) {
+  set_logger(log);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!transport_) {
+    std::string why;
+    transport_ = make_transport(&why);
+    if (!transport_) {
+      SQ_WARN("%s", why.c_str());
+      return kNcclInvalidUsage;
+    }
+    const auto& devs = transport_->devices();
+    if (devs.empty()) {
+      transport_.reset();
+      SQ_WARN("no usable network interface found (set SQUEEZE_SOCKET_IFNAME or NCCL_SOCKET_IFNAME)");
+      return kNcclSystemError;
+    }
+    std::string list;
+    for (std::size_t i = 0; i < devs.size(); ++i)
+      list += " [" + std::to_string(i) + "]" + devs[i].name + ":" + devs[i].address;
+    SQ_INFO(kSubsysInit | kSubsysNet, "Using transport %s (%s); devices:%s", transport_->name(), why.c_str(),
+            list.c_str());
+  }
+  default_ctx_.prof = prof != nullptr ? prof : default_ctx_.prof;
+  if (ctx != nullptr) {
+    auto c = std::make_unique<NetContext>();
+    c->prof = prof;
+    *ctx = c.release();
+  }
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::finalize(NetContext* ctx) {
+  if (ctx != &default_ctx_) delete ctx;
+  return kNcclSuccess;
+}
+
+void Net::reset_for_tests() {
+  std::lock_guard<std::mutex> lock(mu_);
+  transport_.reset();
+}
+
+nccl_result_t Net::devices(int* ndev) {
+  if (!transport_) {
+    SQ_WARN("devices() called before init()");
+    return kNcclInvalidUsage;
+  }
+  *ndev = static_cast<int>(transport_->devices().size());
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::properties(int dev, nccl_net_props_v11* p) {
+  if (!transport_ || dev < 0 || dev >= static_cast<int>(transport_->devices().size())) {
+    SQ_WARN("getProperties: no device %d", dev);
+    return kNcclInvalidUsage;
+  }
+  const transport::DeviceProps& d = transport_->devices()[dev];
+  std::memset(p, 0, sizeof(*p));
+  p->name = const_cast<char*>(d.name.c_str());
+  p->pciPath = d.pci_path.empty() ? nullptr : const_cast<char*>(d.pci_path.c_str());
+  p->guid = d.guid;
+  p->ptrSupport = d.ptr_support;
+  p->regIsGlobal = 0;
+  p->forceFlush = 0;
+  p->speed = d.speed_mbps;
+  p->port = 0;
+  p->latency = d.latency_us;
+  p->maxComms = d.max_comms;
+  p->maxRecvs = d.max_recvs;
+  p->netDeviceType = 0;  // host
+  p->netDeviceVersion = 0;
+  p->vProps.ndevs = 1;
+  p->vProps.devs[0] = dev;
+  p->maxP2pBytes = nccl::kMaxNetSizeBytes;
+  p->maxCollBytes = nccl::kMaxNetSizeBytes;
+  p->maxMultiRequestSize = 1;
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::set_attr(NetContext* ctx, const nccl_net_attr_v11* attr) {
+  if (ctx == nullptr || attr == nullptr) return kNcclInvalidArgument;
+  ctx->op = attr->op;
+  ctx->algo = attr->algo;
+  ctx->proto = attr->proto;
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::listen(NetContext* ctx, int dev, void* handle, void** listen_comm) {
+  if (!transport_) return kNcclInvalidUsage;
+  auto l = std::make_unique<ListenComm>();
+  l->ctx = ctx != nullptr ? ctx : &default_ctx_;
+  l->dev = dev;
+  SQ_CHECK_STATUS(transport_->listen(dev, handle, &l->t));
+  *listen_comm = l.release();
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::connect(NetContext* ctx, int dev, void* handle, void** send_comm, nccl_net_device_handle** dev_comm) {
+  *send_comm = nullptr;
+  if (dev_comm != nullptr) *dev_comm = nullptr;  // no device offload
+  if (!transport_) return kNcclInvalidUsage;
+  std::unique_ptr<transport::SendComm> t;
+  SQ_CHECK_STATUS(transport_->connect(dev, handle, &t));
+  if (!t) return kNcclSuccess;  // not yet: NCCL calls again
+  auto c = std::make_unique<SendComm>(ctx != nullptr ? ctx : &default_ctx_);
+  c->t = std::move(t);
+  *send_comm = c.release();
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::accept(void* listen_comm, void** recv_comm, nccl_net_device_handle** dev_comm) {
+  *recv_comm = nullptr;
+  if (dev_comm != nullptr) *dev_comm = nullptr;
+  auto* l = static_cast<ListenComm*>(listen_comm);
+  if (l == nullptr) return kNcclInvalidArgument;
+  std::unique_ptr<transport::RecvComm> t;
+  SQ_CHECK_STATUS(l->t->accept(&t));
+  if (!t) return kNcclSuccess;
+  auto c = std::make_unique<RecvComm>(l->ctx);
+  c->t = std::move(t);
+  *recv_comm = c.release();
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::reg_mr(void* comm, void* data, std::size_t size, int type, void** mhandle) {
+  auto* c = static_cast<CommBase*>(comm);
+  if (c == nullptr || (c->kind != CommKind::kSend && c->kind != CommKind::kRecv)) {
+    SQ_WARN("regMr: not a Squeeze comm");
+    return kNcclInvalidArgument;
+  }
+  if (type != nccl::kPtrHost) {
+    SQ_WARN("regMr: memory type %d is not supported by this transport (host memory only)", type);
+    return kNcclInternalError;
+  }
+  auto mr = std::make_unique<MemRegion>();
+  mr->data = data;
+  mr->size = size;
+  mr->type = type;
+  mr->reg_index = c->next_reg_index++;
+  *mhandle = mr.get();
+  c->regions.push_back(std::move(mr));
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::dereg_mr(void* comm, void* mhandle) {
+  auto* c = static_cast<CommBase*>(comm);
+  if (c == nullptr) return kNcclInvalidArgument;
+  for (auto it = c->regions.begin(); it != c->regions.end(); ++it) {
+    if (it->get() == mhandle) {
+      c->regions.erase(it);
+      return kNcclSuccess;
+    }
+  }
+  SQ_WARN("deregMr: unknown memory handle %p", mhandle);
+  return kNcclInvalidArgument;
+}
+
+nccl_result_t Net::close_send(void* send_comm) {
+  delete static_cast<SendComm*>(send_comm);
+  return kNcclSuccess;
+}
+nccl_result_t Net::close_recv(void* recv_comm) {
+  delete static_cast<RecvComm*>(recv_comm);
+  return kNcclSuccess;
+}
+nccl_result_t Net::close_listen(void* listen_comm) {
+  delete static_cast<ListenComm*>(listen_comm);
+  return kNcclSuccess;
+}
+
+}  // namespace squeeze::plugin

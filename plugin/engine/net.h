@@ -1,0 +1,55 @@
+// The one implementation behind every exported net table version. The exports/ adapters
+// convert argument types and call these; every function returns an ncclResult_t code and
+// never throws (callers wrap them in guarded() all the same).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+
+#include "plugin/engine/objects.h"
+#include "plugin/nccl/net_abi.h"
+#include "transport/transport.h"
+
+namespace squeeze::plugin {
+
+class Net {
+ public:
+  static Net& instance();
+
+  // Idempotent: the first call picks the transport and discovers devices.
+  nccl_result_t init(nccl_logger_t log, nccl_profiler_callback_t prof, NetContext** ctx);
+  nccl_result_t finalize(NetContext* ctx);
+  NetContext* default_context() { return &default_ctx_; }  // for v8..v10, which have no ctx
+  nccl_result_t devices(int* ndev);
+  nccl_result_t properties(int dev, nccl_net_props_v11* props);
+  nccl_result_t set_attr(NetContext* ctx, const nccl_net_attr_v11* attr);
+
+  nccl_result_t listen(NetContext* ctx, int dev, void* handle, void** listen_comm);
+  nccl_result_t connect(NetContext* ctx, int dev, void* handle, void** send_comm, nccl_net_device_handle** dev_comm);
+  nccl_result_t accept(void* listen_comm, void** recv_comm, nccl_net_device_handle** dev_comm);
+  nccl_result_t reg_mr(void* comm, void* data, std::size_t size, int type, void** mhandle);
+  nccl_result_t dereg_mr(void* comm, void* mhandle);
+
+  nccl_result_t isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
+                      void** request);
+  nccl_result_t irecv(void* recv_comm, int n, void** data, const std::size_t* sizes, const int* tags,
+                      void** mhandles, void** phandles, void** request);
+  nccl_result_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request);
+  nccl_result_t test(void* request, int* done, int* sizes);
+
+  nccl_result_t close_send(void* send_comm);
+  nccl_result_t close_recv(void* recv_comm);
+  nccl_result_t close_listen(void* listen_comm);
+
+  // For tests: forget the transport so the next init() rediscovers devices.
+  void reset_for_tests();
+
+ private:
+  Net() = default;
+  std::mutex mu_;
+  std::unique_ptr<transport::Transport> transport_;
+  NetContext default_ctx_;
+};
+
+}  // namespace squeeze::plugin

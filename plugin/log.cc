@@ -1,0 +1,33 @@
+#include "plugin/log.h"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+
+namespace squeeze::plugin {
+
+namespace {
+std::atomic<nccl_logger_t> g_logger{nullptr};
+}
+
+void set_logger(nccl_logger_t logger) {
+  if (logger != nullptr) g_logger.store(logger);
+}
+
+bool have_logger() { return g_logger.load() != nullptr; }
+
+void log_message(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  nccl_logger_t logger = g_logger.load();
+  if (logger != nullptr) {
+    logger(level, flags, file, line, "NET/Squeeze : %s", buf);
+  } else if (level == kLogWarn) {
+    fprintf(stderr, "NET/Squeeze WARN %s:%d %s\n", file, line, buf);
+  }
+}
+
+}  // namespace squeeze::plugin

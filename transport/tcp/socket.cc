@@ -1,0 +1,126 @@
+#include "transport/tcp/socket.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace squeeze::transport::tcp {
+
+Fd& Fd::operator=(Fd&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+Fd::~Fd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+uint16_t SockAddr::port() const {
+  if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
+  return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
+}
+
+void SockAddr::set_port(uint16_t p) {
+  if (family() == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&storage)->sin_port = htons(p);
+  else
+    reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = htons(p);
+}
+
+std::string SockAddr::str() const {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (family() == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, buf, sizeof(buf));
+    return std::string(buf) + ":" + std::to_string(port());
+  }
+  if (family() == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, buf, sizeof(buf));
+    return "[" + std::string(buf) + "]:" + std::to_string(port());
+  }
+  return "<unknown address family " + std::to_string(family()) + ">";
+}
+
+std::string errno_str(int err) { return std::string(strerror(err)) + " (errno " + std::to_string(err) + ")"; }
+
+Status set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    return Status::System("fcntl(O_NONBLOCK) on fd " + std::to_string(fd) + ": " + errno_str(errno));
+  return Status::Ok();
+}
+
+static int env_int(const char* name, int dflt) {
+  const char* v = getenv(name);
+  if (v == nullptr || *v == '\0') return dflt;
+  char* end = nullptr;
+  long x = strtol(v, &end, 10);
+  return (end != v && x > 0 && x < (1L << 30)) ? static_cast<int>(x) : dflt;
+}
+
+Status configure_data_socket(int fd) {
+  if (Status s = set_nonblocking(fd); !s.ok()) return s;
+  int one = 1;
+  // Peer-death detection: unacknowledged data times out after SQUEEZE_TCP_TIMEOUT_MS, an
+  // idle peer that vanished is found by keepalive probes after a few seconds.
+  int user_timeout = env_int("SQUEEZE_TCP_TIMEOUT_MS", 10000);
+  int idle = env_int("SQUEEZE_TCP_KEEPIDLE_S", 5), intvl = 1, cnt = 5;
+  struct Opt {
+    int level, name;
+    const void* val;
+    const char* what;
+  } opts[] = {
+      {IPPROTO_TCP, TCP_NODELAY, &one, "TCP_NODELAY"},   {SOL_SOCKET, SO_KEEPALIVE, &one, "SO_KEEPALIVE"},
+      {IPPROTO_TCP, TCP_KEEPIDLE, &idle, "TCP_KEEPIDLE"}, {IPPROTO_TCP, TCP_KEEPINTVL, &intvl, "TCP_KEEPINTVL"},
+      {IPPROTO_TCP, TCP_KEEPCNT, &cnt, "TCP_KEEPCNT"},    {IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, "TCP_USER_TIMEOUT"},
+  };
+  for (const Opt& o : opts) {
+    if (setsockopt(fd, o.level, o.name, o.val, sizeof(int)) != 0)
+      return Status::System(std::string("setsockopt(") + o.what + ") on fd " + std::to_string(fd) + ": " +
+                            errno_str(errno));
+  }
+  return Status::Ok();
+}
+
+Io writev_once(int fd, const iovec* iov, int iovcnt, std::size_t* n, int* err) {
+  *n = 0;
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(iov);
+  msg.msg_iovlen = static_cast<std::size_t>(iovcnt);
+  for (;;) {
+    ssize_t r = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (r >= 0) {
+      *n = static_cast<std::size_t>(r);
+      return Io::kProgress;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Io::kWouldBlock;
+    *err = errno;
+    return (errno == EPIPE || errno == ECONNRESET) ? Io::kClosed : Io::kError;
+  }
+}
+
+Io read_once(int fd, void* buf, std::size_t len, std::size_t* n, int* err) {
+  *n = 0;
+  for (;;) {
+    ssize_t r = ::recv(fd, buf, len, MSG_DONTWAIT);
+    if (r > 0) {
+      *n = static_cast<std::size_t>(r);
+      return Io::kProgress;
+    }
+    if (r == 0) return len == 0 ? Io::kProgress : Io::kClosed;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Io::kWouldBlock;
+    *err = errno;
+    return errno == ECONNRESET ? Io::kClosed : Io::kError;
+  }
+}
+
+}  // namespace squeeze::transport::tcp

@@ -1,0 +1,61 @@
+// Small RAII and non-blocking helpers over BSD sockets, used by the TCP transport.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "transport/status.h"
+
+namespace squeeze::transport::tcp {
+
+// Owns a file descriptor; closes it once.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// An IPv4 or IPv6 socket address.
+struct SockAddr {
+  sockaddr_storage storage{};
+  socklen_t len = 0;
+  int family() const { return storage.ss_family; }
+  uint16_t port() const;
+  void set_port(uint16_t port);
+  std::string str() const;  // "1.2.3.4:5678" or "[::1]:5678"
+};
+
+// Options every data socket gets: non-blocking, close-on-exec, TCP_NODELAY, keepalive and
+// a user timeout so that a vanished peer turns into an error within seconds.
+Status configure_data_socket(int fd);
+Status set_nonblocking(int fd);
+
+// Outcome of one non-blocking transfer attempt.
+enum class Io { kProgress, kWouldBlock, kClosed, kError };
+// writev/readv once; *n = bytes moved. kClosed = orderly EOF from peer.
+Io writev_once(int fd, const iovec* iov, int iovcnt, std::size_t* n, int* err);
+Io read_once(int fd, void* buf, std::size_t len, std::size_t* n, int* err);
+
+std::string errno_str(int err);
+
+}  // namespace squeeze::transport::tcp

@@ -1,0 +1,196 @@
+#include "transport/tcp/tcp_comm.h"
+
+#include <algorithm>
+
+namespace squeeze::transport::tcp {
+
+namespace {
+constexpr int kMaxIov = 64;
+constexpr uint64_t kMaxReadChunk = uint64_t{1} << 30;
+// A frame never needs much more room than the buffer it decodes into.
+constexpr uint64_t kFrameSlack = 64 * 1024;
+
+Status io_error(Io io, int err, const std::string& peer, const char* what, uint64_t done, uint64_t total) {
+  std::string where = std::string(what) + " with " + peer + " after " + std::to_string(done) + " of " +
+                      std::to_string(total) + " bytes";
+  if (io == Io::kClosed) return Status::Remote("peer closed the connection during " + where);
+  return Status::System(where + ": " + errno_str(err));
+}
+}  // namespace
+
+Status TcpSendComm::post(const SendItem& item, int* slot) {
+  *slot = -1;
+  if (!error_.ok()) return error_;
+  if (item.data == nullptr && item.header.payload_bytes != 0) return Status::Usage("isend: null buffer with non-zero size");
+  int s = ring_.acquire();
+  if (s < 0) return Status::Ok();  // full: caller retries later
+  Op& op = ring_.at(s);
+  encode_header(item.header, op.header);
+  op.data = static_cast<const uint8_t*>(item.data);
+  op.size = item.header.payload_bytes;
+  *slot = s;
+  // Start writing now: small messages often leave in this very call.
+  return progress();
+}
+
+Status TcpSendComm::progress() {
+  auto& order = ring_.order();
+  while (error_.ok() && !order.empty()) {
+    iovec iov[kMaxIov];
+    int cnt = 0;
+    for (int s : order) {
+      if (cnt + 2 > kMaxIov) break;
+      Op& op = ring_.at(s);
+      if (op.sent < kWireHeaderBytes) {
+        iov[cnt++] = {op.header + op.sent, kWireHeaderBytes - op.sent};
+        if (op.size) iov[cnt++] = {const_cast<uint8_t*>(op.data), op.size};
+      } else {
+        uint64_t off = op.sent - kWireHeaderBytes;
+        iov[cnt++] = {const_cast<uint8_t*>(op.data) + off, op.size - off};
+      }
+    }
+    std::size_t n = 0;
+    int err = 0;
+    Io io = writev_once(fd_.get(), iov, cnt, &n, &err);
+    if (io == Io::kWouldBlock) return Status::Ok();
+    if (io != Io::kProgress) {
+      Op& head = ring_.at(order.front());
+      error_ = io_error(io, err, peer_, "send", head.sent, head.size + kWireHeaderBytes);
+      return error_;
+    }
+    // Every message has at least its 32-byte header, so n bytes always advance the head.
+    while (n > 0 && !order.empty()) {
+      Op& op = ring_.at(order.front());
+      uint64_t take = std::min<uint64_t>(op.size + kWireHeaderBytes - op.sent, n);
+      op.sent += take;
+      n -= take;
+      if (op.sent < op.size + kWireHeaderBytes) break;
+      op.done = true;
+      order.pop_front();
+    }
+  }
+  return error_;
+}
+
+Status TcpSendComm::test(int slot, bool* done) {
+  *done = false;
+  if (!ring_.valid(slot)) return Status::Usage("test: unknown send request slot " + std::to_string(slot));
+  if (!ring_.at(slot).done) {
+    if (Status s = progress(); !s.ok()) return s;
+  }
+  *done = ring_.at(slot).done;
+  return Status::Ok();
+}
+
+Status TcpRecvComm::post(std::span<const RecvItem> items, int* slot) {
+  *slot = -1;
+  if (!error_.ok()) return error_;
+  if (items.empty() || items.size() > kMaxRecvs)
+    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " + std::to_string(kMaxRecvs) + "]");
+  int s = ring_.acquire();
+  if (s < 0) return Status::Ok();
+  Op& op = ring_.at(s);
+  op.n = static_cast<int>(items.size());
+  std::copy(items.begin(), items.end(), op.items.begin());
+  *slot = s;
+  return Status::Ok();
+}
+
+Status TcpRecvComm::on_header() {
+  MessageHeader h;
+  std::string bad = decode_header(hdr_, &h);
+  if (!bad.empty()) return Status::Remote("corrupt message header from " + peer_ + ": " + bad);
+  cur_slot_ = ring_.order().front();
+  Op& op = ring_.at(cur_slot_);
+  int idx = -1;
+  for (int i = 0; i < op.n; ++i) {
+    if (!op.matched[i] && op.items[i].tag == h.tag) {
+      idx = i;
+      break;
+    }
+  }
+  if (idx < 0) {
+    std::string tags;
+    for (int i = 0; i < op.n; ++i) tags += (i ? "," : "") + std::to_string(op.items[i].tag);
+    return Status::Remote("message from " + peer_ + " has tag " + std::to_string(h.tag) +
+                          " but the posted receive expects tags {" + tags + "}");
+  }
+  const RecvItem& it = op.items[idx];
+  if (h.original_bytes > it.capacity)
+    return Status::Remote("message from " + peer_ + " of " + std::to_string(h.original_bytes) +
+                          " bytes exceeds the posted receive of " + std::to_string(it.capacity) + " bytes (tag " +
+                          std::to_string(h.tag) + ")");
+  op.matched[idx] = true;
+  op.headers[idx] = h;
+  if (h.kind == PayloadKind::kRaw) {
+    dst_ = static_cast<uint8_t*>(it.data);
+  } else {
+    if (h.payload_bytes > it.capacity + kFrameSlack)
+      return Status::Remote("frame from " + peer_ + " of " + std::to_string(h.payload_bytes) +
+                            " bytes is larger than any frame for a " + std::to_string(it.capacity) + "-byte receive");
+    op.staging[idx].resize(h.payload_bytes);
+    dst_ = op.staging[idx].data();
+  }
+  remaining_ = h.payload_bytes;
+  in_payload_ = true;
+  return Status::Ok();
+}
+
+Status TcpRecvComm::progress() {
+  auto& order = ring_.order();
+  while (error_.ok()) {
+    if (!in_payload_) {
+      if (order.empty()) return Status::Ok();  // nothing posted: leave data in the socket
+      std::size_t n = 0;
+      int err = 0;
+      Io io = read_once(fd_.get(), hdr_ + hdr_got_, kWireHeaderBytes - hdr_got_, &n, &err);
+      if (io == Io::kWouldBlock) return Status::Ok();
+      if (io != Io::kProgress) {
+        error_ = io_error(io, err, peer_, "receive of a message header", hdr_got_, kWireHeaderBytes);
+        break;
+      }
+      hdr_got_ += n;
+      if (hdr_got_ < kWireHeaderBytes) continue;
+      hdr_got_ = 0;
+      if (Status s = on_header(); !s.ok()) {
+        error_ = s;
+        break;
+      }
+    } else if (remaining_ > 0) {
+      std::size_t n = 0;
+      int err = 0;
+      Io io = read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
+      if (io == Io::kWouldBlock) return Status::Ok();
+      if (io != Io::kProgress) {
+        error_ = io_error(io, err, peer_, "receive of a message payload", 0, remaining_);
+        break;
+      }
+      dst_ += n;
+      remaining_ -= n;
+    }
+    if (in_payload_ && remaining_ == 0) {
+      in_payload_ = false;
+      Op& op = ring_.at(cur_slot_);
+      if (++op.filled == op.n) order.pop_front();
+    }
+  }
+  return error_;
+}
+
+Status TcpRecvComm::test(int slot, bool* done, std::span<Received> out) {
+  *done = false;
+  if (!ring_.valid(slot)) return Status::Usage("test: unknown receive request slot " + std::to_string(slot));
+  Op& op = ring_.at(slot);
+  if (op.filled < op.n) {
+    if (Status s = progress(); !s.ok()) return s;
+  }
+  if (op.filled < op.n) return Status::Ok();
+  for (int i = 0; i < op.n && i < static_cast<int>(out.size()); ++i) {
+    out[i].header = op.headers[i];
+    out[i].staged = {op.staging[i].data(), op.staging[i].size()};
+  }
+  *done = true;
+  return Status::Ok();
+}
+
+}  // namespace squeeze::transport::tcp

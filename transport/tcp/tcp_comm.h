@@ -1,0 +1,106 @@
+// The TCP send and receive comms: one non-blocking socket each, progressed from test().
+// Up to kSendSlots messages queue on a send comm and are written back to back (several per
+// writev), so small messages pipeline; a receive comm reads each header, matches its tag
+// against the oldest posted receive, and lands the payload in place (raw) or in staging.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "transport/tcp/socket.h"
+#include "transport/tcp/wire.h"
+#include "transport/transport.h"
+
+namespace squeeze::transport::tcp {
+
+// Fixed pool of slots with FIFO completion order.
+template <typename Op, int N>
+class SlotRing {
+ public:
+  SlotRing() {
+    for (int i = N - 1; i >= 0; --i) free_.push_back(i);
+  }
+  int acquire() {
+    if (free_.empty()) return -1;
+    int s = free_.back();
+    free_.pop_back();
+    ops_[s] = Op{};
+    ops_[s].in_use = true;
+    order_.push_back(s);
+    return s;
+  }
+  void release(int s) {
+    if (s < 0 || s >= N || !ops_[s].in_use) return;
+    ops_[s].in_use = false;
+    free_.push_back(s);
+  }
+  Op& at(int s) { return ops_[s]; }
+  bool valid(int s) const { return s >= 0 && s < N && ops_[s].in_use; }
+  std::deque<int>& order() { return order_; }  // in-flight, oldest first
+
+ private:
+  std::array<Op, N> ops_{};
+  std::vector<int> free_;
+  std::deque<int> order_;
+};
+
+class TcpSendComm final : public SendComm {
+ public:
+  static constexpr int kSlots = kMaxRequests * kMaxRecvs;
+  TcpSendComm(Fd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
+  Status post(const SendItem& item, int* slot) override;
+  Status test(int slot, bool* done) override;
+  void release(int slot) override { ring_.release(slot); }
+
+ private:
+  struct Op {
+    bool in_use = false;
+    bool done = false;
+    uint8_t header[kWireHeaderBytes];
+    const uint8_t* data = nullptr;
+    uint64_t size = 0;
+    uint64_t sent = 0;  // header + payload bytes written
+  };
+  Status progress();
+  Fd fd_;
+  std::string peer_;
+  SlotRing<Op, kSlots> ring_;
+  Status error_;
+};
+
+class TcpRecvComm final : public RecvComm {
+ public:
+  TcpRecvComm(Fd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
+  Status post(std::span<const RecvItem> items, int* slot) override;
+  Status test(int slot, bool* done, std::span<Received> out) override;
+  void release(int slot) override { ring_.release(slot); }
+
+ private:
+  struct Op {
+    bool in_use = false;
+    int n = 0;
+    int filled = 0;
+    std::array<RecvItem, kMaxRecvs> items{};
+    std::array<bool, kMaxRecvs> matched{};
+    std::array<MessageHeader, kMaxRecvs> headers{};
+    std::array<std::vector<uint8_t>, kMaxRecvs> staging;
+  };
+  Status progress();
+  Status on_header();
+  Fd fd_;
+  std::string peer_;
+  SlotRing<Op, kMaxRequests> ring_;
+  // Current message being read.
+  uint8_t hdr_[kWireHeaderBytes];
+  std::size_t hdr_got_ = 0;
+  bool in_payload_ = false;
+  uint8_t* dst_ = nullptr;
+  uint64_t remaining_ = 0;
+  int cur_slot_ = -1;
+  Status error_;
+};
+
+}  // namespace squeeze::transport::tcp

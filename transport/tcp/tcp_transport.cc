@@ -1,0 +1,208 @@
+#include "transport/tcp/tcp_transport.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "transport/tcp/tcp_comm.h"
+#include "transport/tcp/wire.h"
+
+namespace squeeze::transport::tcp {
+
+namespace {
+
+// The handle NCCL carries from listen() on the receiver to connect() on the sender:
+//   0: u32 magic "SQZL" | 8: sockaddr (28 bytes max) | 36: u32 address length | 40: u64 nonce
+// The last 8 bytes belong to the connecting side, which keeps a pointer to its in-progress
+// state there between connect() calls (NCCL passes the same handle buffer each time).
+constexpr uint32_t kHandleMagic = 0x4c5a5153;  // "SQZL"
+constexpr std::size_t kAddrOffset = 8;
+constexpr std::size_t kAddrMax = sizeof(sockaddr_in6);  // 28
+constexpr std::size_t kNonceOffset = kAddrOffset + kAddrMax + 4;  // 40
+constexpr std::size_t kStageOffset = kHandleBytes - sizeof(void*);
+static_assert(kNonceOffset + 8 <= kStageOffset, "handle layout overlaps");
+
+uint64_t random_nonce() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng();
+}
+
+// State of a connect() in progress, owned through the handle's stage slot.
+struct Connecting {
+  Fd fd;
+  SockAddr peer;
+  uint8_t hello[kHelloBytes];
+  std::size_t hello_sent = 0;
+  bool connected = false;
+};
+
+Connecting* stage_of(void* handle) {
+  Connecting* c = nullptr;
+  std::memcpy(&c, static_cast<uint8_t*>(handle) + kStageOffset, sizeof(c));
+  return c;
+}
+void set_stage(void* handle, Connecting* c) {
+  std::memcpy(static_cast<uint8_t*>(handle) + kStageOffset, &c, sizeof(c));
+}
+
+class TcpListener final : public Listener {
+ public:
+  TcpListener(Fd fd, uint64_t nonce, std::string where) : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  Status accept(std::unique_ptr<RecvComm>* comm) override;
+
+ private:
+  struct Pending {
+    Fd fd;
+    SockAddr peer;
+    uint8_t hello[kHelloBytes];
+    std::size_t got = 0;
+  };
+  Fd fd_;
+  uint64_t nonce_;
+  std::string where_;
+  std::vector<Pending> pending_;
+};
+
+Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
+  *comm = nullptr;
+  for (;;) {  // take every connection the kernel has queued
+    Pending p;
+    p.peer.len = sizeof(p.peer.storage);
+    int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&p.peer.storage), &p.peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return Status::System("accept on " + where_ + ": " + errno_str(errno));
+    }
+    p.fd = Fd(fd);
+    if (Status s = configure_data_socket(fd); !s.ok()) return s;
+    pending_.push_back(std::move(p));
+  }
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    std::size_t n = 0;
+    int err = 0;
+    Io io = read_once(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, &n, &err);
+    if (io == Io::kWouldBlock) continue;
+    bool bad = io != Io::kProgress;
+    it->got += n;
+    if (!bad && it->got < kHelloBytes) continue;
+    if (!bad && (get_u32(it->hello) != kHelloMagic || get_u64(it->hello + 8) != nonce_)) bad = true;
+    if (bad) {  // a stray or stale connection: drop it, keep listening
+      pending_.erase(it);
+      return Status::Ok();
+    }
+    *comm = std::make_unique<TcpRecvComm>(std::move(it->fd), it->peer.str());
+    pending_.erase(it);
+    return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+TcpTransport::TcpTransport() : ifs_(find_interfaces()) { describe(); }
+TcpTransport::TcpTransport(std::vector<Interface> ifs) : ifs_(std::move(ifs)) { describe(); }
+
+void TcpTransport::describe() {
+  for (std::size_t i = 0; i < ifs_.size(); ++i) {
+    DeviceProps p;
+    p.name = ifs_[i].name;
+    p.pci_path = interface_pci_path(ifs_[i].name);
+    p.guid = i;
+    p.speed_mbps = interface_speed_mbps(ifs_[i].name);
+    p.address = ifs_[i].addr.str();
+    props_.push_back(std::move(p));
+  }
+}
+
+Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
+  if (dev < 0 || dev >= static_cast<int>(ifs_.size()))
+    return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, " + std::to_string(ifs_.size()) + ")");
+  SockAddr addr = ifs_[dev].addr;
+  Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Status::System("socket() for " + ifs_[dev].name + ": " + errno_str(errno));
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
+    return Status::System("bind to " + addr.str() + ": " + errno_str(errno));
+  if (::listen(fd.get(), 16384) != 0) return Status::System("listen on " + addr.str() + ": " + errno_str(errno));
+  addr.len = sizeof(addr.storage);
+  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr.storage), &addr.len) != 0)
+    return Status::System("getsockname: " + errno_str(errno));
+  uint64_t nonce = random_nonce();
+  auto* h = static_cast<uint8_t*>(handle);
+  std::memset(h, 0, kHandleBytes);
+  put_u32(h, kHandleMagic);
+  std::memcpy(h + kAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kAddrMax));
+  put_u32(h + kAddrOffset + kAddrMax, static_cast<uint32_t>(addr.len));
+  put_u64(h + kNonceOffset, nonce);
+  *listener = std::make_unique<TcpListener>(std::move(fd), nonce, addr.str());
+  return Status::Ok();
+}
+
+Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* comm) {
+  *comm = nullptr;
+  (void)dev;  // the route to the peer decides the local interface
+  auto* h = static_cast<uint8_t*>(handle);
+  if (get_u32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze TCP handle");
+  Connecting* c = stage_of(handle);
+  if (c == nullptr) {
+    auto fresh = std::make_unique<Connecting>();
+    uint32_t len = get_u32(h + kAddrOffset + kAddrMax);
+    if (len == 0 || len > kAddrMax) return Status::Usage("connect: handle has a bad address length " + std::to_string(len));
+    std::memcpy(&fresh->peer.storage, h + kAddrOffset, len);
+    fresh->peer.len = len;
+    put_u32(fresh->hello, kHelloMagic);
+    put_u32(fresh->hello + 4, kWireVersion);
+    put_u64(fresh->hello + 8, get_u64(h + kNonceOffset));
+    fresh->fd = Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fresh->fd.valid()) return Status::System("socket(): " + errno_str(errno));
+    if (Status s = configure_data_socket(fresh->fd.get()); !s.ok()) return s;
+    int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage), fresh->peer.len);
+    if (r != 0 && errno != EINPROGRESS)
+      return Status::Remote("connect to " + fresh->peer.str() + ": " + errno_str(errno));
+    c = fresh.release();
+    set_stage(handle, c);
+  }
+  std::unique_ptr<Connecting> owned(c);  // freed on every exit unless handed back
+  auto fail = [&](Status s) {
+    set_stage(handle, nullptr);
+    return s;
+  };
+  if (!c->connected) {
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (getsockopt(c->fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + errno_str(err)));
+    sockaddr_storage peer{};
+    socklen_t plen = sizeof(peer);
+    if (getpeername(c->fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
+      if (errno == ENOTCONN) {
+        owned.release();  // still connecting
+        return Status::Ok();
+      }
+      return fail(Status::Remote("connect to " + c->peer.str() + ": " + errno_str(errno)));
+    }
+    c->connected = true;
+  }
+  iovec iov{c->hello + c->hello_sent, kHelloBytes - c->hello_sent};
+  std::size_t n = 0;
+  int err = 0;
+  Io io = writev_once(c->fd.get(), &iov, 1, &n, &err);
+  if (io == Io::kClosed || io == Io::kError)
+    return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + errno_str(err)));
+  c->hello_sent += n;
+  if (c->hello_sent < kHelloBytes) {
+    owned.release();
+    return Status::Ok();
+  }
+  *comm = std::make_unique<TcpSendComm>(std::move(c->fd), c->peer.str());
+  set_stage(handle, nullptr);
+  return Status::Ok();
+}
+
+}  // namespace squeeze::transport::tcp

@@ -1,0 +1,30 @@
+// TCP transport: one device per usable network interface, non-blocking connection set-up
+// whose in-progress state lives in the NCCL handle, and TcpSendComm/TcpRecvComm for data.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "transport/tcp/interfaces.h"
+#include "transport/transport.h"
+
+namespace squeeze::transport::tcp {
+
+class TcpTransport final : public Transport {
+ public:
+  // Discovers interfaces (see find_interfaces()).
+  TcpTransport();
+  // For tests: use exactly these interfaces.
+  explicit TcpTransport(std::vector<Interface> ifs);
+  const char* name() const override { return "tcp"; }
+  const std::vector<DeviceProps>& devices() const override { return props_; }
+  Status listen(int dev, void* handle, std::unique_ptr<Listener>* listener) override;
+  Status connect(int dev, void* handle, std::unique_ptr<SendComm>* comm) override;
+
+ private:
+  void describe();
+  std::vector<Interface> ifs_;
+  std::vector<DeviceProps> props_;
+};
+
+}  // namespace squeeze::transport::tcp
