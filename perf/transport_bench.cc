@@ -1,0 +1,255 @@
+// squeeze-transport-bench: two processes, sizes 8 B .. 64 MiB, through the plugin's v11
+// ABI (as NCCL's proxy drives it, 8 requests in flight) and, in the same run, through a
+// plain blocking TCP socket as the reference. Prints a table and JSON lines.
+//
+//   squeeze-transport-bench [--min BYTES] [--max BYTES] [--reps N] [--ifname lo] [--json]
+//                           [--plugin PATH]
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "perf/plugin_net.h"
+
+namespace {
+
+using squeeze::perf::PluginNet;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::size_t min = 8, max = 64u << 20;
+  int reps = 3;
+  std::string ifname = "lo";
+  bool json = false;
+  std::string plugin = SQUEEZE_PLUGIN_PATH;
+};
+
+std::size_t parse_size(const char* s) {
+  char* end = nullptr;
+  double v = strtod(s, &end);
+  std::string unit = end;
+  double m = unit == "K" || unit == "KiB" ? 1024 : unit == "M" || unit == "MiB" ? 1048576 : unit == "G" ? 1073741824 : 1;
+  return static_cast<std::size_t>(v * m);
+}
+
+// Plain blocking socket helpers for the reference path.
+void send_all(int fd, const uint8_t* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t r = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (r <= 0) throw std::runtime_error("socket send failed");
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
+void recv_all(int fd, uint8_t* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t r = ::recv(fd, p, n, 0);
+    if (r <= 0) throw std::runtime_error("socket recv failed");
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
+
+struct Link {  // everything one side needs
+  PluginNet* net;
+  void* send;  // to the peer
+  void* recv;  // from the peer
+  int fd;      // plain socket to the peer
+  std::vector<uint8_t> buf;
+};
+
+std::size_t bw_count(std::size_t size) {
+  return std::clamp<std::size_t>((256u << 20) / std::max<std::size_t>(size, 1), 8, 20000);
+}
+int lat_iters(std::size_t size) { return size <= (64u << 10) ? 2000 : std::max(20, static_cast<int>((64u << 20) / size)); }
+
+// Plugin streaming: the sender keeps 8 isends in flight, then waits for a 1-byte ack.
+double plugin_bw(Link& l, std::size_t size, bool sender) {
+  const std::size_t n = bw_count(size);
+  const int depth = 8;
+  void* reqs[depth];
+  uint8_t ack = 0;
+  auto t0 = Clock::now();
+  std::size_t posted = 0, done = 0;
+  while (done < n) {
+    while (posted < n && posted - done < depth) {
+      reqs[posted % depth] = sender ? l.net->isend(l.send, l.buf.data(), size, 0, nullptr)
+                                    : l.net->irecv(l.recv, l.buf.data(), size, 0, nullptr);
+      ++posted;
+    }
+    l.net->wait(reqs[done % depth]);
+    ++done;
+  }
+  if (sender)
+    l.net->wait(l.net->irecv(l.recv, &ack, 1, 1, nullptr));
+  else
+    l.net->wait(l.net->isend(l.send, &ack, 1, 1, nullptr));
+  return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) * 1e9;  // ns/B
+}
+
+double socket_bw(Link& l, std::size_t size, bool sender) {
+  const std::size_t n = bw_count(size);
+  uint8_t ack = 0;
+  auto t0 = Clock::now();
+  for (std::size_t i = 0; i < n; ++i) sender ? send_all(l.fd, l.buf.data(), size) : recv_all(l.fd, l.buf.data(), size);
+  sender ? recv_all(l.fd, &ack, 1) : send_all(l.fd, &ack, 1);
+  return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) * 1e9;
+}
+
+// Ping-pong: returns one-way latency in microseconds.
+double plugin_lat(Link& l, std::size_t size, bool initiator) {
+  const int iters = lat_iters(size);
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) {
+    if (initiator) {
+      void* rq = l.net->irecv(l.recv, l.buf.data(), size, 2, nullptr);
+      l.net->wait(l.net->isend(l.send, l.buf.data(), size, 2, nullptr));
+      l.net->wait(rq);
+    } else {
+      l.net->wait(l.net->irecv(l.recv, l.buf.data(), size, 2, nullptr));
+      l.net->wait(l.net->isend(l.send, l.buf.data(), size, 2, nullptr));
+    }
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count() * 1e6 / (2.0 * iters);
+}
+
+double socket_lat(Link& l, std::size_t size, bool initiator) {
+  const int iters = lat_iters(size);
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) {
+    if (initiator) {
+      send_all(l.fd, l.buf.data(), size);
+      recv_all(l.fd, l.buf.data(), size);
+    } else {
+      recv_all(l.fd, l.buf.data(), size);
+      send_all(l.fd, l.buf.data(), size);
+    }
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count() * 1e6 / (2.0 * iters);
+}
+
+template <typename F>
+double best(int reps, F&& f) {  // smallest cost over reps, after one warm-up run
+  f();
+  double b = 1e300;
+  for (int i = 0; i < reps; ++i) b = std::min(b, f());
+  return b;
+}
+
+int run(const Options& o) {
+  setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 0);
+  PluginNet net(o.plugin.c_str());
+  int dev = net.device(o.ifname);
+  alignas(8) unsigned char hfwd[128] = {}, hrev[128] = {};
+  void *lfwd = nullptr, *lrev = nullptr;
+  PluginNet::check(net->listen(net.ctx(), dev, hfwd, &lfwd), "listen");
+  PluginNet::check(net->listen(net.ctx(), dev, hrev, &lrev), "listen");
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t alen = sizeof(a);
+  if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(ls, 4) != 0 ||
+      getsockname(ls, reinterpret_cast<sockaddr*>(&a), &alen) != 0)
+    throw std::runtime_error("reference socket setup failed");
+
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = o.min; s <= o.max; s *= 8) sizes.push_back(s);
+  if (sizes.back() != o.max) sizes.push_back(o.max);
+  if (std::find(sizes.begin(), sizes.end(), std::size_t{1} << 20) == sizes.end() && o.min <= (1u << 20) && o.max >= (1u << 20))
+    sizes.push_back(1u << 20);
+  std::sort(sizes.begin(), sizes.end());
+
+  pid_t pid = fork();
+  bool parent = pid != 0;
+  Link l{&net, nullptr, nullptr, -1, std::vector<uint8_t>(o.max, 0x5a)};
+  int one = 1;
+  if (parent) {
+    l.send = net.connect(dev, hfwd);
+    l.recv = net.accept(lrev);
+    l.fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (::connect(l.fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) throw std::runtime_error("socket connect");
+  } else {
+    l.recv = net.accept(lfwd);
+    l.send = net.connect(dev, hrev);
+    l.fd = accept(ls, nullptr, nullptr);
+  }
+  setsockopt(l.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+  if (parent && !o.json) {
+    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight) vs plain blocking TCP socket, %s\n",
+           o.ifname.c_str());
+    printf("%12s %12s %12s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s", "ratio", "squeeze us",
+           "socket us", "lat x");
+  }
+  for (std::size_t size : sizes) {
+    double pbw = best(o.reps, [&] { return plugin_bw(l, size, parent); });
+    double sbw = best(o.reps, [&] { return socket_bw(l, size, parent); });
+    double plat = -1, slat = -1;
+    if (size <= (1u << 20)) {
+      plat = best(o.reps, [&] { return plugin_lat(l, size, parent); });
+      slat = best(o.reps, [&] { return socket_lat(l, size, parent); });
+    }
+    if (!parent) continue;
+    double p_gbps = 1.0 / pbw, s_gbps = 1.0 / sbw;  // ns/B -> GB/s
+    if (!o.json)
+      printf("%12zu %12.3f %12.3f %8.3f %12.2f %12.2f %8.3f\n", size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat,
+             plat > 0 ? plat / slat : 0.0);
+    printf(
+        "{\"bench\":\"transport\",\"transport\":\"tcp\",\"ifname\":\"%s\",\"size\":%zu,\"squeeze_GBps\":%.4f,"
+        "\"socket_GBps\":%.4f,\"bw_ratio\":%.4f,\"squeeze_lat_us\":%.3f,\"socket_lat_us\":%.3f,\"lat_ratio\":%.4f}\n",
+        o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
+    fflush(stdout);
+  }
+  close(l.fd);
+  PluginNet::check(net->closeSend(l.send), "closeSend");
+  PluginNet::check(net->closeRecv(l.recv), "closeRecv");
+  if (!parent) _exit(0);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "%s needs a value\n", a.c_str());
+        exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--min") o.min = parse_size(next());
+    else if (a == "--max") o.max = parse_size(next());
+    else if (a == "--reps") o.reps = atoi(next());
+    else if (a == "--ifname") o.ifname = next();
+    else if (a == "--plugin") o.plugin = next();
+    else if (a == "--json") o.json = true;
+    else {
+      fprintf(stderr, "usage: %s [--min B] [--max B] [--reps N] [--ifname IF] [--plugin PATH] [--json]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (o.min < 1 || o.max < o.min) {
+    fprintf(stderr, "need 1 <= --min <= --max\n");
+    return 2;
+  }
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    fprintf(stderr, "squeeze-transport-bench: %s\n", e.what());
+    return 1;
+  }
+}
