@@ -77,6 +77,12 @@ struct EncodeRequest {
   ThresholdState* threshold_state = nullptr;
 };
 
+// Every frame starts with this fixed header (layout in compress/FORMAT.md); a transport may
+// read exactly this many bytes, call peek_frame() on them and learn the frame's full size.
+inline constexpr std::size_t kFrameHeaderBytes = 40;
+inline constexpr uint32_t kFrameMagic = 0x465A5153u;  // "SQZF" as little-endian bytes
+inline constexpr uint8_t kFrameVersion = 1;
+
 struct FrameInfo {
   CodecId codec;
   Dtype dtype;
@@ -87,7 +93,9 @@ struct FrameInfo {
   bool has_checksum;
 };
 
-// Largest frame encode_frame() can produce for this request (always >= stored size + header).
+// Largest frame encode_frame() can produce for this request: exactly kFrameHeaderBytes plus
+// the stored size, because a body that would not be smaller than the input is replaced by a
+// stored body. A dst of this size never fails with kNoSpace.
 std::size_t max_frame_bytes(const EncodeRequest& req);
 // Encodes into dst. Falls back to a stored frame when the codec would expand the input.
 Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* frame_bytes);
