@@ -1,0 +1,118 @@
+// The quantize body's decoder: validate everything, then unpack codes chunk by chunk,
+// reconstruct into the dtype, patch escapes, and copy repeated rows.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compress/bitpack.h"
+#include "compress/quantize.h"
+#include "compress/quantize_math.h"
+#include "compress/quantize_stream.h"
+
+namespace squeeze::compress {
+namespace {
+
+constexpr std::size_t kChunk = 1024;
+
+template <Dtype D>
+void store_run(const int32_t* codes, std::size_t n, double offset, double step, uint8_t* out) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto f = static_cast<float>(qmath::reconstruct(offset, step, codes[i]));
+    if constexpr (D == Dtype::kFloat32) {
+      std::memcpy(out + 4 * i, &f, 4);
+    } else {
+      uint16_t h;
+      if constexpr (D == Dtype::kBfloat16) {
+        const uint32_t u = f32_bits(f);  // never NaN here, so the plain RNE add is exact
+        h = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+      } else {
+        h = qmath::f16_bits_of_rounded(qmath::round_f16(f));
+      }
+      std::memcpy(out + 2 * i, &h, 2);
+    }
+  }
+}
+
+template <Dtype D>
+void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
+  constexpr std::size_t esize = qstream::kSize<D>;
+  const uint64_t L = q.row_length;
+  std::vector<uint32_t> first;
+  if (q.dedupe) {
+    first.resize(q.n_unique);
+    uint32_t next = 0;
+    for (uint64_t r = 0; r < q.n_full_rows; ++r) {
+      if (bitpack::array_get(q.map.data(), r, q.map_bits) == next) first[next++] = static_cast<uint32_t>(r);
+    }
+  }
+  qstream::Stream s;
+  s.esize = esize;
+  s.row_length = L;
+  s.n_unique = q.n_unique;
+  s.n_full_rows = q.n_full_rows;
+  s.first = q.dedupe ? first.data() : nullptr;
+  uint8_t* out = dst.data();
+
+  const uint8_t* payload = q.payload.data();
+  int32_t codes[kChunk];
+  for (uint64_t p0 = 0; p0 < q.n_stream; p0 += kChunk) {
+    const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, q.n_stream - p0));
+    for (std::size_t b = 0; b < n; b += kQuantizeBlock) {
+      const unsigned w = q.widths[(p0 + b) / kQuantizeBlock];
+      uint32_t zz[kQuantizeBlock];
+      bitpack::unpack64(payload, w, zz);
+      payload += 8u * w;
+      for (unsigned i = 0; i < kQuantizeBlock; ++i) {
+        codes[b + i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
+      }
+    }
+    if (q.mode != BoundMode::kRelRow) {
+      s.runs(p0, n, [&](uint64_t e, std::size_t at, std::size_t len) {
+        store_run<D>(codes + at, len, q.offset, static_cast<double>(q.step), out + e * esize);
+      });
+      continue;
+    }
+    for (std::size_t i = 0; i < n;) {  // one parameter row at a time
+      const uint64_t k = (p0 + i) / L;
+      const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
+      const double off = f32_from_bits(load_le32(q.row_params.data() + 8 * k));
+      const double step = f32_from_bits(load_le32(q.row_params.data() + 8 * k + 4));
+      s.runs(p0 + i, len, [&](uint64_t e, std::size_t at, std::size_t l2) {
+        store_run<D>(codes + i + at, l2, off, step, out + e * esize);
+      });
+      i += len;
+    }
+  }
+  for (uint32_t k = 0; k < q.n_escapes; ++k) {
+    const uint64_t e = s.element(load_le32(q.escape_index.data() + 4ull * k));
+    std::memcpy(out + e * esize, q.escape_values.data() + esize * k, esize);
+  }
+  if (q.dedupe) {
+    const std::size_t row_bytes = static_cast<std::size_t>(L * esize);
+    for (uint64_t r = 0; r < q.n_full_rows; ++r) {
+      const uint32_t src_row = first[bitpack::array_get(q.map.data(), r, q.map_bits)];
+      if (src_row != r) std::memcpy(out + r * row_bytes, out + src_row * row_bytes, row_bytes);
+    }
+  }
+}
+
+}  // namespace
+
+Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count, std::span<uint8_t> dst) {
+  QuantizeLayout q;
+  Status st = parse_quantize_body(body, dtype, count, &q);
+  if (!st.ok()) return st;
+  if (dst.size() / dtype_size(dtype) != count || dst.size() % dtype_size(dtype) != 0) {
+    return {Status::Code::kInvalidArgument, "quantize: dst holds " + std::to_string(dst.size()) + " bytes, count " +
+                                                std::to_string(count) + " of " + dtype_name(dtype) + " needs another size"};
+  }
+  switch (dtype) {
+    case Dtype::kFloat32: decode_typed<Dtype::kFloat32>(q, dst); break;
+    case Dtype::kBfloat16: decode_typed<Dtype::kBfloat16>(q, dst); break;
+    case Dtype::kFloat16: decode_typed<Dtype::kFloat16>(q, dst); break;
+    case Dtype::kBytes: break;  // parse_quantize_body rejected it
+  }
+  return Status::Ok();
+}
+
+}  // namespace squeeze::compress

@@ -1,0 +1,237 @@
+// The quantize body's encoder: optional row dedupe, range scan, then chunks of codes that
+// are verified against the decoder's arithmetic, zigzagged and bit-packed per 64-code block.
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compress/bitpack.h"
+#include "compress/byte_io.h"
+#include "compress/quantize.h"
+#include "compress/quantize_math.h"
+#include "compress/quantize_stream.h"
+#include "compress/row_dedupe.h"
+
+namespace squeeze::compress {
+
+static_assert(qmath::kMaxCode == static_cast<double>(kQuantizeMaxCode));
+static_assert(bitpack::kBlock == kQuantizeBlock);
+
+namespace {
+
+constexpr std::size_t kChunk = 1024;  // elements per processing step: 16 blocks, fits in L1
+
+Status no_space(const char* what) {
+  return {Status::Code::kNoSpace, std::string("quantize: body does not fit (") + what + ")"};
+}
+
+struct Range {
+  float mn = std::numeric_limits<float>::infinity();
+  float mx = -std::numeric_limits<float>::infinity();
+};
+
+void range_update(const float* v, std::size_t n, Range* r) {
+  float mn = r->mn, mx = r->mx;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool finite = std::fabs(v[i]) <= FLT_MAX;
+    mn = finite && v[i] < mn ? v[i] : mn;
+    mx = finite && v[i] > mx ? v[i] : mx;
+  }
+  r->mn = mn;
+  r->mx = mx;
+}
+
+template <Dtype D>
+Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
+  Range r;
+  float vals[kChunk];
+  for (uint64_t p = begin; p < end; p += kChunk) {
+    const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, end - p));
+    s.gather<D>(p, n, vals);
+    range_update(vals, n, &r);
+  }
+  return r;
+}
+
+template <Dtype D>
+uint8_t quantize_run(const float* vals, std::size_t n, const qmath::Params& params, int32_t* codes, uint8_t* ok) {
+  const qmath::Params p = params;
+  uint8_t all = 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool good;
+    codes[i] = qmath::quantize_one<D>(vals[i], p, &good);
+    ok[i] = good;
+    all &= static_cast<uint8_t>(good);
+  }
+  return all;
+}
+
+// Packs one block of codes; returns its width.
+unsigned pack_block(const int32_t* codes, uint8_t* out_if_room, std::size_t room, bool* fits) {
+  uint32_t zz[kQuantizeBlock];
+  uint32_t any = 0;
+  for (unsigned i = 0; i < kQuantizeBlock; ++i) {
+    const auto c = static_cast<uint32_t>(codes[i]);
+    zz[i] = (c << 1) ^ static_cast<uint32_t>(codes[i] >> 31);
+    any |= zz[i];
+  }
+  const unsigned w = bitpack::bit_width(any);
+  *fits = 8u * w <= room;
+  if (*fits) bitpack::pack64(zz, w, out_if_room);
+  return w;
+}
+
+template <Dtype D>
+Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written) {
+  const QuantizeParams& qp = req.params->quantize;
+  const std::size_t esize = dtype_size(D);
+  const uint64_t count = req.count;
+  const bool rel_row = qp.mode == BoundMode::kRelRow;
+  const bool dedupe = qp.dedupe_rows;
+  const uint64_t L = qp.row_length;
+
+  qstream::Stream s;
+  s.src = static_cast<const uint8_t*>(req.src);
+  s.esize = esize;
+  s.row_length = L;
+  RowDedupe dd;
+  const uint64_t n_full_rows = (dedupe || rel_row) ? count / L : 0;
+  const uint64_t tail = (dedupe || rel_row) ? count % L : count;
+  uint64_t n_stream = count;
+  if (dedupe) {
+    dedupe_rows(s.src, n_full_rows, static_cast<std::size_t>(L * esize), &dd);
+    s.first = dd.first.data();
+    s.n_unique = dd.first.size();
+    s.n_full_rows = n_full_rows;
+    n_stream = s.n_unique * L + tail;
+  }
+  const uint64_t n_param_rows = rel_row ? (dedupe ? s.n_unique : n_full_rows) + (tail > 0 ? 1 : 0) : 0;
+  const uint64_t n_blocks = (n_stream + kQuantizeBlock - 1) / kQuantizeBlock;
+
+  ByteWriter w(dst);
+  bool ok = true;
+  std::span<uint8_t> header = w.reserve(kQuantizeHeaderBytes, &ok);
+  if (!ok) return no_space("header");
+  if (dedupe) {
+    const unsigned map_bits = s.n_unique > 1 ? bitpack::bit_width(static_cast<uint32_t>(s.n_unique - 1)) : 0;
+    std::span<uint8_t> map = w.reserve(bitpack::packed_array_bytes(n_full_rows, map_bits), &ok);
+    if (!ok) return no_space("row map");
+    bitpack::pack_array(dd.map.data(), n_full_rows, map_bits, map.data());
+  }
+  std::span<uint8_t> row_params = w.reserve(static_cast<std::size_t>(8 * n_param_rows), &ok);
+  if (!ok) return no_space("row parameters");
+  std::span<uint8_t> widths = w.reserve(static_cast<std::size_t>(n_blocks), &ok);
+  if (!ok) return no_space("block widths");
+
+  qmath::Params msg{};
+  double bound_abs = 0;
+  if (!rel_row) {
+    const Range r = stream_range<D>(s, 0, n_stream);
+    const double range = r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
+    const double eb = qp.mode == BoundMode::kAbs ? qp.error_bound : qp.error_bound * range;
+    msg = qmath::choose<D>(r.mn, r.mx, eb, false);
+    bound_abs = msg.bound;
+  }
+
+  std::vector<uint32_t> esc_index;
+  std::vector<uint8_t> esc_values;
+  float vals[kChunk];
+  int32_t codes[kChunk];
+  uint8_t good[kChunk];
+  uint64_t cur_row = std::numeric_limits<uint64_t>::max();
+  qmath::Params row{};
+  for (uint64_t p0 = 0; p0 < n_stream; p0 += kChunk) {
+    const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, n_stream - p0));
+    s.gather<D>(p0, n, vals);
+    uint8_t all_good = 1;
+    if (!rel_row) {
+      all_good = quantize_run<D>(vals, n, msg, codes, good);
+    } else {
+      for (std::size_t i = 0; i < n;) {  // split at row boundaries
+        const uint64_t k = (p0 + i) / L;
+        if (k != cur_row) {
+          cur_row = k;
+          const uint64_t rb = k * L, re = std::min(rb + L, n_stream);
+          const Range r = stream_range<D>(s, rb, re);
+          const double range = r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
+          row = qmath::choose<D>(r.mn, r.mx, qp.error_bound * range, true);
+          store_le32(row_params.data() + 8 * k, f32_bits(static_cast<float>(row.offset)));
+          store_le32(row_params.data() + 8 * k + 4, f32_bits(row.step));
+        }
+        const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
+        all_good &= quantize_run<D>(vals + i, len, row, codes + i, good + i);
+        i += len;
+      }
+    }
+    if (!all_good) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (good[i]) continue;
+        esc_index.push_back(static_cast<uint32_t>(p0 + i));
+        const uint8_t* raw = s.src + s.element(p0 + i) * esize;
+        esc_values.insert(esc_values.end(), raw, raw + esize);
+      }
+    }
+    const std::size_t padded = (n + kQuantizeBlock - 1) / kQuantizeBlock * kQuantizeBlock;
+    for (std::size_t i = n; i < padded; ++i) codes[i] = 0;
+    for (std::size_t b = 0; b < padded; b += kQuantizeBlock) {
+      bool fits = false;
+      std::span<uint8_t> rest = dst.subspan(w.offset());
+      const unsigned width = pack_block(codes + b, rest.data(), rest.size(), &fits);
+      if (!fits) return no_space("code payload");
+      widths[(p0 + b) / kQuantizeBlock] = static_cast<uint8_t>(width);
+      w.reserve(8u * width, &ok);
+    }
+  }
+  if (esc_index.size() * (4 + esize) > w.remaining()) return no_space("escapes");
+  for (uint32_t idx : esc_index) w.put_u32(idx);
+  w.put_bytes(esc_values);
+
+  ByteWriter h(header);
+  h.put_u8(static_cast<uint8_t>(qp.mode));
+  h.put_u8(dedupe ? kQuantizeFlagDedupe : 0);
+  h.put_u16(0);
+  h.put_u32(qp.row_length);
+  h.put_f64(qp.error_bound);
+  h.put_f64(bound_abs);
+  h.put_f64(msg.offset);
+  h.put_f32(msg.step);
+  h.put_u32(static_cast<uint32_t>(esc_index.size()));
+  h.put_u32(static_cast<uint32_t>(s.n_unique));
+  *written = w.offset();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status quantize_body_encode(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written) {
+  *written = 0;
+  if (req.params == nullptr) return {Status::Code::kInvalidArgument, "quantize: params are null"};
+  const QuantizeParams& qp = req.params->quantize;
+  if (!is_float(req.dtype) || dtype_size(req.dtype) == 0) {
+    return {Status::Code::kInvalidArgument, std::string("quantize: input must be a float dtype, got ") +
+                                                dtype_name(req.dtype)};
+  }
+  if (!(std::isfinite(qp.error_bound) && qp.error_bound > 0)) {
+    return {Status::Code::kInvalidArgument,
+            "quantize: error_bound must be finite and > 0, got " + std::to_string(qp.error_bound)};
+  }
+  if (static_cast<uint8_t>(qp.mode) > static_cast<uint8_t>(BoundMode::kRelRow)) {
+    return {Status::Code::kInvalidArgument, "quantize: unknown bound mode " + std::to_string(static_cast<unsigned>(qp.mode))};
+  }
+  if ((qp.mode == BoundMode::kRelRow || qp.dedupe_rows) && qp.row_length == 0) {
+    return {Status::Code::kInvalidArgument, "quantize: rel-row mode and row dedupe need row_length > 0"};
+  }
+  if (req.count > std::numeric_limits<uint32_t>::max()) {
+    return {Status::Code::kInvalidArgument, "quantize: count " + std::to_string(req.count) + " exceeds 2^32-1 elements"};
+  }
+  switch (req.dtype) {
+    case Dtype::kFloat32: return encode_typed<Dtype::kFloat32>(req, dst, written);
+    case Dtype::kBfloat16: return encode_typed<Dtype::kBfloat16>(req, dst, written);
+    case Dtype::kFloat16: return encode_typed<Dtype::kFloat16>(req, dst, written);
+    case Dtype::kBytes: break;
+  }
+  return {Status::Code::kInvalidArgument, "quantize: input must be a float dtype"};
+}
+
+}  // namespace squeeze::compress
