@@ -1,0 +1,66 @@
+#include "plugin/policy/policy_load.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+namespace squeeze::policy {
+namespace {
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) {
+    if (!out.empty()) out += '\n';
+    out += l;
+  }
+  return out;
+}
+
+std::mutex g_active_mu;
+std::shared_ptr<const Policy> g_active;
+
+}  // namespace
+
+std::shared_ptr<const Policy> load_policy(const char* path, std::string* error) {
+  std::vector<std::string> errors;
+  std::shared_ptr<const Policy> p;
+  if (path == nullptr || *path == '\0') {
+    p = Policy::parse(default_policy_text(), "(built-in default)", &errors);
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      int e = errno;
+      if (error != nullptr) *error = std::string("policy ") + path + ": cannot open: " + std::strerror(e);
+      return nullptr;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) {
+      if (error != nullptr) *error = std::string("policy ") + path + ": cannot read";
+      return nullptr;
+    }
+    p = Policy::parse(text.str(), path, &errors);
+  }
+  if (p == nullptr && error != nullptr) *error = join_lines(errors);
+  return p;
+}
+
+std::shared_ptr<const Policy> load_policy_from_env(std::string* error) {
+  return load_policy(std::getenv(kPolicyEnv), error);
+}
+
+void set_active_policy(std::shared_ptr<const Policy> p) {
+  std::lock_guard<std::mutex> lock(g_active_mu);
+  g_active = std::move(p);
+}
+
+std::shared_ptr<const Policy> active_policy() {
+  std::lock_guard<std::mutex> lock(g_active_mu);
+  return g_active;
+}
+
+}  // namespace squeeze::policy

@@ -1,0 +1,31 @@
+// Where the running policy comes from: the file named by SQUEEZE_POLICY, or the built-in
+// default (config/default.json, compiled in). An invalid policy is an error that must stop the
+// plugin: never run a policy the user did not mean.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "plugin/policy/policy.h"
+
+namespace squeeze::policy {
+
+inline constexpr const char* kPolicyEnv = "SQUEEZE_POLICY";
+
+// The built-in default policy's text (identical to config/default.json).
+std::string_view default_policy_text();
+
+// Reads and validates the policy at `path`; nullptr or "" means the built-in default. On
+// failure returns nullptr and sets *error to one line per problem, each
+// "policy <file>: <json-pointer>: <reason>".
+std::shared_ptr<const Policy> load_policy(const char* path, std::string* error);
+// load_policy(getenv("SQUEEZE_POLICY"), error).
+std::shared_ptr<const Policy> load_policy_from_env(std::string* error);
+
+// The policy the running plugin uses, published by the net plugin's init so the tuner (which
+// NCCL initialises later, from the same library) sees the same one. nullptr until published.
+void set_active_policy(std::shared_ptr<const Policy> p);
+std::shared_ptr<const Policy> active_policy();
+
+}  // namespace squeeze::policy
