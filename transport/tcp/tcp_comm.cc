@@ -1,6 +1,7 @@
 #include "transport/tcp/tcp_comm.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace squeeze::transport::tcp {
 
@@ -132,7 +133,28 @@ Status TcpRecvComm::on_header() {
     dst_ = op.staging[idx].data();
   }
   remaining_ = h.payload_bytes;
+  payload_total_ = h.payload_bytes;
   in_payload_ = true;
+  return Status::Ok();
+}
+
+Status TcpRecvComm::fill() {
+  if (rpos_ == rlen_) rpos_ = rlen_ = 0;
+  if (rlen_ == rbuf_.size()) {  // compact: keep the unread tail at the front
+    std::memmove(rbuf_.data(), rbuf_.data() + rpos_, rlen_ - rpos_);
+    rlen_ -= rpos_;
+    rpos_ = 0;
+  }
+  std::size_t n = 0;
+  int err = 0;
+  Io io = read_once(fd_.get(), rbuf_.data() + rlen_, rbuf_.size() - rlen_, &n, &err);
+  if (io == Io::kWouldBlock) return Status::Ok();
+  if (io != Io::kProgress) {
+    if (in_payload_)
+      return io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_, payload_total_);
+    return io_error(io, err, peer_, "receive of a message header", rlen_ - rpos_, kWireHeaderBytes);
+  }
+  rlen_ += n;
   return Status::Ok();
 }
 
@@ -140,33 +162,48 @@ Status TcpRecvComm::progress() {
   auto& order = ring_.order();
   while (error_.ok()) {
     if (!in_payload_) {
-      if (order.empty()) return Status::Ok();  // nothing posted: leave data in the socket
-      std::size_t n = 0;
-      int err = 0;
-      Io io = read_once(fd_.get(), hdr_ + hdr_got_, kWireHeaderBytes - hdr_got_, &n, &err);
-      if (io == Io::kWouldBlock) return Status::Ok();
-      if (io != Io::kProgress) {
-        error_ = io_error(io, err, peer_, "receive of a message header", hdr_got_, kWireHeaderBytes);
-        break;
+      if (order.empty()) return Status::Ok();  // nothing posted: leave data where it is
+      if (rlen_ - rpos_ < kWireHeaderBytes) {
+        std::size_t before = rlen_ - rpos_;
+        if (Status s = fill(); !s.ok()) {
+          error_ = s;
+          break;
+        }
+        if (rlen_ - rpos_ == before) return Status::Ok();  // would block
+        continue;
       }
-      hdr_got_ += n;
-      if (hdr_got_ < kWireHeaderBytes) continue;
-      hdr_got_ = 0;
+      std::memcpy(hdr_, rbuf_.data() + rpos_, kWireHeaderBytes);
+      rpos_ += kWireHeaderBytes;
       if (Status s = on_header(); !s.ok()) {
         error_ = s;
         break;
       }
     } else if (remaining_ > 0) {
-      std::size_t n = 0;
-      int err = 0;
-      Io io = read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
-      if (io == Io::kWouldBlock) return Status::Ok();
-      if (io != Io::kProgress) {
-        error_ = io_error(io, err, peer_, "receive of a message payload", 0, remaining_);
-        break;
+      if (rpos_ < rlen_) {  // bytes already read ahead
+        std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(remaining_, rlen_ - rpos_));
+        std::memcpy(dst_, rbuf_.data() + rpos_, take);
+        rpos_ += take;
+        dst_ += take;
+        remaining_ -= take;
+      } else if (remaining_ >= kDirectRead) {
+        std::size_t n = 0;
+        int err = 0;
+        Io io = read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
+        if (io == Io::kWouldBlock) return Status::Ok();
+        if (io != Io::kProgress) {
+          error_ = io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_, payload_total_);
+          break;
+        }
+        dst_ += n;
+        remaining_ -= n;
+      } else {
+        std::size_t before = rlen_ - rpos_;
+        if (Status s = fill(); !s.ok()) {
+          error_ = s;
+          break;
+        }
+        if (rlen_ - rpos_ == before) return Status::Ok();
       }
-      dst_ += n;
-      remaining_ -= n;
     }
     if (in_payload_ && remaining_ == 0) {
       in_payload_ = false;

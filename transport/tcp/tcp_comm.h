@@ -93,12 +93,19 @@ class TcpRecvComm final : public RecvComm {
   Fd fd_;
   std::string peer_;
   SlotRing<Op, kMaxRequests> ring_;
+  Status fill();  // reads more bytes into the read-ahead buffer
+  // Read-ahead buffer: headers and small payloads arrive in one recv() with the bytes around
+  // them; large payloads are read straight into their destination.
+  static constexpr std::size_t kReadAhead = 64 * 1024;
+  static constexpr uint64_t kDirectRead = 16 * 1024;
+  std::vector<uint8_t> rbuf_ = std::vector<uint8_t>(kReadAhead);
+  std::size_t rpos_ = 0, rlen_ = 0;
   // Current message being read.
   uint8_t hdr_[kWireHeaderBytes];
-  std::size_t hdr_got_ = 0;
   bool in_payload_ = false;
   uint8_t* dst_ = nullptr;
   uint64_t remaining_ = 0;
+  uint64_t payload_total_ = 0;
   int cur_slot_ = -1;
   Status error_;
 };
