@@ -9,7 +9,7 @@
 #include "compress/codec.h"
 #include "compress/half.h"
 
-namespace squeeze::compress::testdata {
+namespace squeeze::compress::testgen {
 
 // count gaussian floats (mean 0, stddev 1) from a fixed seed.
 inline std::vector<float> gaussian(std::size_t count, uint64_t seed) {
@@ -67,4 +67,4 @@ inline std::vector<float> sparse_rows(std::size_t rows, std::size_t row_len, dou
   return v;
 }
 
-}  // namespace squeeze::compress::testdata
+}  // namespace squeeze::compress::testgen

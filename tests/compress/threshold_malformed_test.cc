@@ -13,7 +13,7 @@
 namespace squeeze::compress {
 namespace {
 
-using testdata::gaussian;
+using testgen::gaussian;
 using testutil::decode_guarded;
 using testutil::threshold_encode;
 

@@ -15,9 +15,9 @@
 namespace squeeze::compress {
 namespace {
 
-using testdata::as_dtype;
-using testdata::element;
-using testdata::gaussian;
+using testgen::as_dtype;
+using testgen::element;
+using testgen::gaussian;
 using testutil::decode_guarded;
 using testutil::threshold_encode;
 
