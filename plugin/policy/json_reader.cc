@@ -117,6 +117,12 @@ class DuplicateKeyFinder {
 }  // namespace
 
 bool JsonReader::parse(std::string_view text, Json* out) {
+  // nlohmann's lexer stops at a NUL byte and would ignore whatever follows it.
+  if (auto nul = text.find('\0'); nul != std::string_view::npos) {
+    fail("", "contains a NUL byte at offset " + std::to_string(nul) + "; a policy is UTF-8 JSON text");
+    return false;
+  }
+  const std::size_t errors_before = count_;
   DuplicateKeyFinder finder(this);
   try {
     *out = Json::parse(text.begin(), text.end(),
@@ -138,7 +144,9 @@ bool JsonReader::parse(std::string_view text, Json* out) {
                  (colon == std::string::npos ? what : what.substr(colon + 2)));
     return false;
   }
-  return true;
+  // A duplicate key makes the document ambiguous: report only that, not what follows from
+  // whichever copy the parser kept.
+  return count_ == errors_before;
 }
 
 bool JsonReader::is_object(const Json& v, const std::string& ptr) {

@@ -26,8 +26,8 @@ class JsonReader {
   void fail(const std::string& ptr, const std::string& reason);
   std::size_t error_count() const { return count_; }
 
-  // Parses text; reports invalid JSON (with line and column) and duplicate keys (with their
-  // pointer). Returns false when the text is not JSON.
+  // Parses text; reports invalid JSON (with line and column), NUL bytes, and duplicate keys
+  // (with their pointers). Returns false on any of these.
   bool parse(std::string_view text, Json* out);
 
   bool is_object(const Json& v, const std::string& ptr);
