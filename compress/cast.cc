@@ -5,7 +5,7 @@
 
 #include "compress/byte_io.h"
 #include "compress/codec_body.h"
-#include "compress/half.h"
+#include "compress/half_simd.h"
 
 namespace squeeze::compress {
 namespace {
@@ -13,24 +13,6 @@ namespace {
 constexpr std::size_t kCastHeader = 4;
 
 std::size_t cast_bound(const EncodeRequest& req) { return kCastHeader + 2 * req.count; }
-
-template <uint16_t (*Narrow)(float)>
-void narrow_all(const uint8_t* src, uint64_t n, uint8_t* dst) {
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint16_t h = Narrow(f32_from_bits(load_le32(src + 4 * i)));
-    dst[2 * i] = static_cast<uint8_t>(h);
-    dst[2 * i + 1] = static_cast<uint8_t>(h >> 8);
-  }
-}
-
-template <float (*Widen)(uint16_t)>
-void widen_all(const uint8_t* src, uint64_t n, uint8_t* dst) {
-  for (uint64_t i = 0; i < n; ++i) {
-    const auto h = static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8));
-    const uint32_t u = f32_bits(Widen(h));
-    store_le32(dst + 4 * i, u);
-  }
-}
 
 Status cast_encode(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written) {
   *written = 0;
@@ -52,9 +34,9 @@ Status cast_encode(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t
   dst[1] = dst[2] = dst[3] = 0;
   const auto* src = static_cast<const uint8_t*>(req.src);  // any alignment
   if (p.to == Dtype::kBfloat16) {
-    narrow_all<f32_to_bf16>(src, req.count, dst.data() + kCastHeader);
+    hsimd::narrow_run<Dtype::kBfloat16>(src, static_cast<std::size_t>(req.count), dst.data() + kCastHeader);
   } else {
-    narrow_all<f32_to_f16>(src, req.count, dst.data() + kCastHeader);
+    hsimd::narrow_run<Dtype::kFloat16>(src, static_cast<std::size_t>(req.count), dst.data() + kCastHeader);
   }
   *written = n;
   return Status::Ok();
@@ -88,9 +70,9 @@ Status cast_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count, s
             "cast: dst holds " + std::to_string(dst.size()) + " bytes, count " + std::to_string(count) + " needs more"};
   }
   if (to == Dtype::kBfloat16) {
-    widen_all<bf16_to_f32>(body.data() + kCastHeader, count, dst.data());
+    hsimd::widen_run<Dtype::kBfloat16>(body.data() + kCastHeader, static_cast<std::size_t>(count), dst.data());
   } else {
-    widen_all<f16_to_f32>(body.data() + kCastHeader, count, dst.data());
+    hsimd::widen_run<Dtype::kFloat16>(body.data() + kCastHeader, static_cast<std::size_t>(count), dst.data());
   }
   return Status::Ok();
 }

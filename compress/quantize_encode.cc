@@ -9,6 +9,7 @@
 #include "compress/bitpack.h"
 #include "compress/byte_io.h"
 #include "compress/quantize.h"
+#include "compress/quantize_kernels.h"
 #include "compress/quantize_math.h"
 #include "compress/quantize_stream.h"
 #include "compress/row_dedupe.h"
@@ -31,15 +32,47 @@ struct Range {
   float mx = -std::numeric_limits<float>::infinity();
 };
 
-void range_update(const float* v, std::size_t n, Range* r) {
-  float mn = r->mn, mx = r->mx;
+#if defined(__x86_64__)
+#define SQUEEZE_AVX2 __attribute__((target("avx2")))
+const bool kHaveAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+#else
+#define SQUEEZE_AVX2
+constexpr bool kHaveAvx2 = false;
+#endif
+
+SQUEEZE_AVX2 void range_avx2(const float* v, std::size_t n, Range* r) { qkern::range_update(v, n, &r->mn, &r->mx); }
+
+void range_scalar(const float* v, std::size_t n, Range* r) {
   for (std::size_t i = 0; i < n; ++i) {
     const bool finite = std::fabs(v[i]) <= FLT_MAX;
-    mn = finite && v[i] < mn ? v[i] : mn;
-    mx = finite && v[i] > mx ? v[i] : mx;
+    r->mn = finite && v[i] < r->mn ? v[i] : r->mn;
+    r->mx = finite && v[i] > r->mx ? v[i] : r->mx;
   }
-  r->mn = mn;
-  r->mx = mx;
+}
+
+template <Dtype D>
+SQUEEZE_AVX2 bool quantize_avx2(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+  return qkern::quantize_run<D>(v, n, p, codes);
+}
+
+template <Dtype D>
+bool quantize_scalar(const float* v, std::size_t n, const qmath::Params& params, int32_t* codes) {
+  const qmath::Params p = params;
+  bool all = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool good;
+    codes[i] = qmath::quantize_one<D>(v[i], p, &good);
+    all &= good;
+  }
+  return all;
+}
+
+template <Dtype D>
+bool quantize_run(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+  return kHaveAvx2 ? quantize_avx2<D>(v, n, p, codes) : quantize_scalar<D>(v, n, p, codes);
 }
 
 template <Dtype D>
@@ -49,22 +82,13 @@ Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
   for (uint64_t p = begin; p < end; p += kChunk) {
     const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, end - p));
     s.gather<D>(p, n, vals);
-    range_update(vals, n, &r);
+    if (kHaveAvx2) {
+      range_avx2(vals, n, &r);
+    } else {
+      range_scalar(vals, n, &r);
+    }
   }
   return r;
-}
-
-template <Dtype D>
-uint8_t quantize_run(const float* vals, std::size_t n, const qmath::Params& params, int32_t* codes, uint8_t* ok) {
-  const qmath::Params p = params;
-  uint8_t all = 1;
-  for (std::size_t i = 0; i < n; ++i) {
-    bool good;
-    codes[i] = qmath::quantize_one<D>(vals[i], p, &good);
-    ok[i] = good;
-    all &= static_cast<uint8_t>(good);
-  }
-  return all;
 }
 
 // Packs one block of codes; returns its width.
@@ -138,15 +162,25 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
   std::vector<uint8_t> esc_values;
   float vals[kChunk];
   int32_t codes[kChunk];
-  uint8_t good[kChunk];
+  // Quantizes vals[i, i + len) (stream positions p0 + i...) and lists the escapes.
+  auto segment = [&](uint64_t p0, std::size_t i, std::size_t len, const qmath::Params& prm) {
+    if (quantize_run<D>(vals + i, len, prm, codes + i)) return;
+    for (std::size_t j = i; j < i + len; ++j) {
+      bool good;
+      qmath::quantize_one<D>(vals[j], prm, &good);
+      if (good) continue;
+      esc_index.push_back(static_cast<uint32_t>(p0 + j));
+      const uint8_t* raw = s.src + s.element(p0 + j) * esize;
+      esc_values.insert(esc_values.end(), raw, raw + esize);
+    }
+  };
   uint64_t cur_row = std::numeric_limits<uint64_t>::max();
   qmath::Params row{};
   for (uint64_t p0 = 0; p0 < n_stream; p0 += kChunk) {
     const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, n_stream - p0));
     s.gather<D>(p0, n, vals);
-    uint8_t all_good = 1;
     if (!rel_row) {
-      all_good = quantize_run<D>(vals, n, msg, codes, good);
+      segment(p0, 0, n, msg);
     } else {
       for (std::size_t i = 0; i < n;) {  // split at row boundaries
         const uint64_t k = (p0 + i) / L;
@@ -160,16 +194,8 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
           store_le32(row_params.data() + 8 * k + 4, f32_bits(row.step));
         }
         const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
-        all_good &= quantize_run<D>(vals + i, len, row, codes + i, good + i);
+        segment(p0, i, len, row);
         i += len;
-      }
-    }
-    if (!all_good) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (good[i]) continue;
-        esc_index.push_back(static_cast<uint32_t>(p0 + i));
-        const uint8_t* raw = s.src + s.element(p0 + i) * esize;
-        esc_values.insert(esc_values.end(), raw, raw + esize);
       }
     }
     const std::size_t padded = (n + kQuantizeBlock - 1) / kQuantizeBlock * kQuantizeBlock;

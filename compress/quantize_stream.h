@@ -10,6 +10,7 @@
 #include "compress/byte_io.h"
 #include "compress/codec.h"
 #include "compress/half.h"
+#include "compress/half_simd.h"
 
 namespace squeeze::compress::qstream {
 
@@ -37,7 +38,7 @@ inline void load_run(const uint8_t* src, std::size_t n, float* out) {
   if constexpr (D == Dtype::kFloat32) {
     std::memcpy(out, src, 4 * n);
   } else {
-    for (std::size_t i = 0; i < n; ++i) out[i] = load<D>(src + 2 * i);
+    hsimd::widen_run<D>(src, n, reinterpret_cast<uint8_t*>(out));
   }
 }
 

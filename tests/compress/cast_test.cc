@@ -11,6 +11,7 @@
 #include "compress/codec.h"
 #include "compress/codec_body.h"
 #include "compress/half.h"
+#include "compress/half_simd.h"
 #include "compress/quantize_math.h"
 #include "tests/compress/test_data.h"
 
@@ -103,6 +104,34 @@ TEST(Half, FastRoundingUsedByQuantizeAgreesWithTheConversions) {
     ASSERT_EQ(f32_bits(r16), f32_bits(f16_to_f32(f32_to_f16(f)))) << f;
     ASSERT_EQ(qmath::f16_bits_of_rounded(r16), f32_to_f16(f)) << f;
   }
+}
+
+TEST(Half, SimdConversionsAreBitIdenticalToScalar) {
+  std::vector<float> f = interesting_floats(200000);
+  f.push_back(std::numeric_limits<float>::quiet_NaN());
+  f.push_back(f32_from_bits(0xffa00001u));  // negative signaling NaN
+  f.push_back(f32_from_bits(0x7f800001u));
+  std::vector<uint8_t> h(2 * f.size());
+  for (Dtype d : {Dtype::kBfloat16, Dtype::kFloat16}) {
+    if (d == Dtype::kBfloat16) {
+      hsimd::narrow_run<Dtype::kBfloat16>(reinterpret_cast<const uint8_t*>(f.data()), f.size(), h.data());
+    } else {
+      hsimd::narrow_run<Dtype::kFloat16>(reinterpret_cast<const uint8_t*>(f.data()), f.size(), h.data());
+    }
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      uint16_t got;
+      std::memcpy(&got, &h[2 * i], 2);
+      ASSERT_EQ(got, d == Dtype::kBfloat16 ? f32_to_bf16(f[i]) : f32_to_f16(f[i])) << dtype_name(d) << " " << f[i];
+    }
+  }
+  std::vector<uint8_t> all(2 * 65536);
+  for (uint32_t i = 0; i < 65536; ++i) std::memcpy(&all[2 * i], &i, 2);
+  std::vector<float> w(65536);
+  auto* wb = reinterpret_cast<uint8_t*>(w.data());
+  hsimd::widen_run<Dtype::kBfloat16>(all.data(), 65536, wb);
+  for (uint32_t i = 0; i < 65536; ++i) ASSERT_EQ(f32_bits(w[i]), f32_bits(bf16_to_f32(static_cast<uint16_t>(i)))) << i;
+  hsimd::widen_run<Dtype::kFloat16>(all.data(), 65536, wb);
+  for (uint32_t i = 0; i < 65536; ++i) ASSERT_EQ(f32_bits(w[i]), f32_bits(f16_to_f32(static_cast<uint16_t>(i)))) << i;
 }
 
 TEST(Cast, Float32ToHalvesAndBack) {

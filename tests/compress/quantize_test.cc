@@ -9,6 +9,7 @@
 
 #include "compress/codec.h"
 #include "compress/quantize.h"
+#include "compress/quantize_kernels.h"
 #include "tests/compress/test_data.h"
 
 namespace squeeze::compress {
@@ -241,6 +242,35 @@ TEST(Quantize, RejectsBadParameters) {
     testdata::Guarded small(cap);
     EXPECT_EQ(quantize_body_encode(req, small.span(), &n).code(), Status::Code::kNoSpace) << cap;
     EXPECT_TRUE(small.guards_intact());
+  }
+}
+
+// The vector kernel the encoder uses must compute exactly what the scalar reference does.
+template <Dtype D>
+void expect_kernel_matches_scalar(const std::vector<float>& v, const qmath::Params& p) {
+  std::vector<int32_t> codes(v.size());
+  const bool all = qkern::quantize_run<D>(v.data(), v.size(), p, codes.data());
+  bool all_ref = true;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    bool good;
+    const int32_t c = qmath::quantize_one<D>(v[i], p, &good);
+    all_ref &= good;
+    ASSERT_EQ(codes[i], c) << dtype_name(D) << " element " << i << " x=" << v[i];
+  }
+  EXPECT_EQ(all, all_ref);
+}
+
+TEST(Quantize, VectorKernelMatchesScalarReference) {
+  for (Dist dist : testdata::all_dists()) {
+    auto v = testdata::make_floats(dist, 4099, 21);
+    for (double eb : {1e-6, 1e-2, 3.0}) {
+      const auto p32 = qmath::choose<Dtype::kFloat32>(-1.0, 2.0, eb, false);
+      const auto pbf = qmath::choose<Dtype::kBfloat16>(-3.0, 1.0, eb, true);
+      const auto p16 = qmath::choose<Dtype::kFloat16>(0.5, 0.75, eb, false);
+      expect_kernel_matches_scalar<Dtype::kFloat32>(v, p32);
+      expect_kernel_matches_scalar<Dtype::kBfloat16>(v, pbf);
+      expect_kernel_matches_scalar<Dtype::kFloat16>(v, p16);
+    }
   }
 }
 
