@@ -1,0 +1,109 @@
+#include "perf/collective/data.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "compress/half.h"
+#include "perf/common/traffic_gen.h"
+
+namespace squeeze::perf {
+namespace {
+
+float load(const uint8_t* p, std::size_t i, compress::Dtype d) {
+  if (d == compress::Dtype::kFloat32) {
+    float f;
+    std::memcpy(&f, p + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p + 2 * i, 2);
+  return d == compress::Dtype::kBfloat16 ? compress::bf16_to_f32(h) : compress::f16_to_f32(h);
+}
+
+void store(uint8_t* p, std::size_t i, float f, compress::Dtype d) {
+  if (d == compress::Dtype::kFloat32) {
+    std::memcpy(p + 4 * i, &f, 4);
+    return;
+  }
+  uint16_t h = d == compress::Dtype::kBfloat16 ? compress::f32_to_bf16(f) : compress::f32_to_f16(f);
+  std::memcpy(p + 2 * i, &h, 2);
+}
+
+}  // namespace
+
+bool parse_float_dtype(const std::string& s, compress::Dtype* out) {
+  compress::Dtype d{};
+  if (!compress::parse_dtype(s, &d) || !compress::is_float(d)) return false;
+  *out = d;
+  return true;
+}
+
+uint64_t derive_seed(uint64_t base, uint64_t a, uint64_t b) {
+  uint64_t z = base ^ (a * 0xD6E8FEB86659FD93ull) ^ (b * 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed, compress::Dtype d) {
+  std::vector<float> v;
+  v.reserve(elems);
+  for (uint64_t piece = 0; v.size() < elems; ++piece) {
+    Traffic t;
+    if (!make_traffic(name, (elems - v.size()) * sizeof(float), derive_seed(seed, piece, 0x5157), &t))
+      throw std::invalid_argument("--data '" + name + "': unknown data set");
+    if (t.values.empty()) throw std::runtime_error("--data '" + name + "': generator returned no values");
+    std::size_t take = std::min(t.values.size(), elems - v.size());
+    v.insert(v.end(), t.values.begin(), t.values.begin() + static_cast<std::ptrdiff_t>(take));
+  }
+  if (d == compress::Dtype::kFloat32) {
+    std::vector<uint8_t> out(elems * sizeof(float));
+    if (elems != 0) std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  }
+  return to_dtype(v, d);
+}
+
+void reduce_add(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d) {
+  if (d == compress::Dtype::kFloat32) {
+    for (std::size_t i = 0; i < elems; ++i) {
+      float x, y;
+      std::memcpy(&x, a + 4 * i, 4);
+      std::memcpy(&y, b + 4 * i, 4);
+      x += y;
+      std::memcpy(dst + 4 * i, &x, 4);
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < elems; ++i) store(dst, i, load(a, i, d) + load(b, i, d), d);
+}
+
+Comparison compare(const uint8_t* got, const uint8_t* want, std::size_t elems, compress::Dtype d) {
+  Comparison c;
+  const std::size_t es = compress::dtype_size(d);
+  for (std::size_t i = 0; i < elems; ++i) {
+    if (std::memcmp(got + es * i, want + es * i, es) == 0) continue;
+    ++c.differing;
+    const float g = load(got, i, d), w = load(want, i, d);
+    double e = std::isnan(g) || std::isnan(w) ? (std::isnan(g) && std::isnan(w) ? 0.0 : NAN)
+                                              : std::fabs(static_cast<double>(g) - static_cast<double>(w));
+    if (std::isnan(e) || e > c.max_abs_err) c.max_abs_err = std::isnan(c.max_abs_err) ? c.max_abs_err : e;
+  }
+  return c;
+}
+
+uint64_t hash_bytes(const void* p, std::size_t n, uint64_t h) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    h = (h ^ (w * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i) h = (h ^ b[i]) * 0x100000001B3ull;
+  return h ^ (h >> 32) ^ n;
+}
+
+}  // namespace squeeze::perf

@@ -1,0 +1,46 @@
+// squeeze-perf's command line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compress/codec.h"
+
+namespace squeeze::perf {
+
+struct Options {
+  // Ranks: -n N forks N local ranks; otherwise --rank/--nranks/--rendezvous run one rank.
+  int local_ranks = 0;
+  int rank = -1, nranks = 0;
+  std::string rendezvous;  // HOST:PORT; local default 127.0.0.1:0 (ephemeral)
+  std::string ifname;      // SQUEEZE_SOCKET_IFNAME; local default "lo"
+  std::string plugin;
+  std::string policy;      // SQUEEZE_POLICY
+  bool do_allreduce = true, do_alltoall = true;
+  std::size_t min_bytes = 1u << 20, max_bytes = 16u << 20;
+  std::size_t step_factor = 4;  // sizes multiply by this (nccl-tests -f)
+  int iters = 5, warmup = 1;
+  std::string ar_data = "gradients", a2a_data = "embeddings";
+  compress::Dtype dtype = compress::Dtype::kFloat32;
+  std::string dtype_name = "float32";
+  bool chain = true;            // play the profiler chain (how --dtype reaches the plugin)
+  std::size_t step_bytes = 512 * 1024;   // ring SIMPLE step (NCCL_BUFFSIZE / 8)
+  std::size_t p2p_chunk = 128 * 1024;    // all-to-all message size (NCCL_P2P_NET_CHUNKSIZE)
+  uint64_t seed = 1;
+  bool json = false;
+  bool check = false;
+  double max_error = -1;        // < 0: --check wants bit-exact results
+  double timeout_s = 120;
+  std::string label;            // copied into every JSON line
+};
+
+// Parses argv. On --help prints usage and exits 0; on a bad option prints what is wrong and
+// the usage to stderr and exits 2.
+Options parse_options(int argc, char** argv);
+
+// "4K", "1M", "1MiB", "2G", or plain bytes.
+bool parse_bytes(const std::string& s, std::size_t* out);
+
+}  // namespace squeeze::perf

@@ -1,0 +1,177 @@
+#include "perf/collective/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "perf/collective/alltoall.h"
+#include "perf/collective/comm.h"
+#include "perf/collective/data.h"
+#include "perf/collective/ring.h"
+
+namespace squeeze::perf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Summary {  // one rank's findings, gathered to all
+  double max_err = 0;
+  uint64_t differing = 0;
+  uint64_t hash = 0;
+  uint64_t handed = 0, wire = 0;
+  int32_t stats_found = 0;
+  int32_t pad = 0;
+};
+
+double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
+
+// Warm-up and timed iterations of `run`, checking `out` against `want` after each one.
+Row measure(RankContext& ctx, CommSpec spec, Row row, const std::function<void(Communicator&)>& run,
+            const uint8_t* out, const uint8_t* want, std::size_t elems) {
+  const Options& o = ctx.opt;
+  Bootstrap& boot = ctx.boot;
+  spec.comm_id = ctx.comm_base + ++ctx.comm_index;
+  spec.name = "squeeze-perf-" + row.collective + "-" + std::to_string(row.bytes);
+  spec.dev = ctx.dev;
+  spec.chain = o.chain;
+  spec.timeout_s = o.timeout_s;
+  Summary mine;
+  std::vector<double> times;
+  const WireTotals before = ctx.stats.read();
+  {
+    Communicator comm(ctx.lib, boot, spec);
+    for (int it = 0; it < o.warmup + o.iters; ++it) {
+      boot.barrier();
+      const auto t0 = Clock::now();
+      run(comm);
+      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      if (it >= o.warmup) times.push_back(us);
+      Comparison c = compare(out, want, elems, o.dtype);
+      mine.max_err = nan_max(mine.max_err, c.max_abs_err);
+      mine.differing += c.differing;
+      mine.hash = hash_bytes(out, elems * compress::dtype_size(o.dtype), mine.hash);
+    }
+  }  // closes the connections and finalizes: the plugin writes its statistics
+  const WireTotals d = wire_delta(before, ctx.stats.read());
+  mine.stats_found = d.found ? 1 : 0;
+  mine.handed = d.handed();
+  mine.wire = d.wire();
+
+  const auto n = static_cast<std::size_t>(boot.nranks());
+  std::vector<Summary> all = boot.allgather(mine);
+  std::vector<double> all_times(n * times.size());
+  boot.allgather(times.data(), all_times.data(), times.size() * sizeof(double));
+
+  double sum = 0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    double worst = 0;
+    for (std::size_t r = 0; r < n; ++r) worst = std::max(worst, all_times[r * times.size() + i]);
+    sum += worst;
+  }
+  row.nranks = boot.nranks();
+  row.iters = o.iters;
+  row.time_us = sum / static_cast<double>(times.size());
+  row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e3);  // B/us -> GB/s
+  row.busbw = row.algbw * busbw_factor(row.collective, row.nranks);
+  row.have_ratio = true;
+  for (const Summary& s : all) {
+    row.max_err = nan_max(row.max_err, s.max_err);
+    row.differing += s.differing;
+    row.handed += s.handed;
+    row.wire += s.wire;
+    row.have_ratio = row.have_ratio && s.stats_found != 0;
+  }
+  row.have_ratio = row.have_ratio && row.wire > 0;
+  row.ratio = row.have_ratio ? static_cast<double>(row.handed) / static_cast<double>(row.wire) : 1.0;
+  if (row.collective == "allreduce") {
+    row.agree = 1;
+    for (const Summary& s : all) row.agree = row.agree && s.hash == all[0].hash;
+  }
+  return row;
+}
+
+}  // namespace
+
+Row run_allreduce(RankContext& ctx, std::size_t bytes) {
+  const Options& o = ctx.opt;
+  const int n = ctx.boot.nranks(), r = ctx.boot.rank();
+  const std::size_t es = compress::dtype_size(o.dtype);
+  const std::size_t count = bytes / es;
+  Row row;
+  row.collective = "allreduce";
+  row.bytes = count * es;
+  row.count = count;
+  row.type = o.dtype_name;
+  row.data = o.ar_data;
+
+  // Every rank regenerates every rank's input, so each knows the exact result.
+  std::vector<std::vector<uint8_t>> inputs;
+  std::vector<const uint8_t*> ptrs;
+  for (int q = 0; q < n; ++q) inputs.push_back(make_input(o.ar_data, count, derive_seed(o.seed, 1, static_cast<uint64_t>(q)), o.dtype));
+  for (const auto& v : inputs) ptrs.push_back(v.data());
+  RingParams rp;
+  rp.step_bytes = o.step_bytes;
+  RingSchedule sched(count, n, o.dtype, rp);
+  std::vector<uint8_t> want(row.bytes), out(row.bytes);
+  sched.reference(ptrs, want.data());
+  const uint8_t* in = ptrs[static_cast<std::size_t>(r)];
+
+  CommSpec spec;
+  spec.kind = ConnKind::kRing;
+  spec.simple_bytes = static_cast<std::size_t>(kSteps) * o.step_bytes;
+  if (n > 1) {
+    spec.send_peers = {(r + 1) % n};
+    spec.recv_peers = {(r + n - 1) % n};
+  }
+  const char* dt = nccl_dtype_name(o.dtype_name);
+  return measure(
+      ctx, spec, row, [&](Communicator& c) { ring_allreduce(c, sched, rp, in, out.data(), dt); }, out.data(), want.data(),
+      count);
+}
+
+Row run_alltoall(RankContext& ctx, std::size_t bytes) {
+  const Options& o = ctx.opt;
+  const int n = ctx.boot.nranks(), r = ctx.boot.rank();
+  const auto un = static_cast<std::size_t>(n);
+  const std::size_t es = compress::dtype_size(o.dtype);
+  const std::size_t per_peer = bytes / es / un;
+  Row row;
+  row.collective = "alltoall";
+  row.bytes = per_peer * un * es;
+  row.count = per_peer * un;
+  row.type = o.dtype_name;
+  row.data = o.a2a_data;
+
+  // Block q of rank s's input is its own data set draw; the receiver regenerates the blocks
+  // addressed to it.
+  std::vector<uint8_t> in(row.bytes), want(row.bytes), out(row.bytes);
+  const std::size_t block = per_peer * es;
+  for (int q = 0; q < n; ++q) {
+    const auto uq = static_cast<std::size_t>(q);
+    auto mine = make_input(o.a2a_data, per_peer, derive_seed(o.seed, 2 + static_cast<uint64_t>(r), uq), o.dtype);
+    auto theirs = make_input(o.a2a_data, per_peer, derive_seed(o.seed, 2 + uq, static_cast<uint64_t>(r)), o.dtype);
+    if (block != 0) {
+      std::memcpy(in.data() + uq * block, mine.data(), block);
+      std::memcpy(want.data() + uq * block, theirs.data(), block);
+    }
+  }
+  CommSpec spec;
+  spec.kind = ConnKind::kP2p;
+  spec.simple_bytes = static_cast<std::size_t>(kSteps) * o.p2p_chunk;
+  for (int i = 1; i < n; ++i) {
+    spec.send_peers.push_back((r + i) % n);
+    spec.recv_peers.push_back((r + n - i) % n);
+  }
+  AlltoAllParams ap;
+  ap.chunk_bytes = o.p2p_chunk;
+  const char* dt = nccl_dtype_name(o.dtype_name);
+  return measure(
+      ctx, spec, row, [&](Communicator& c) { alltoall(c, ap, in.data(), out.data(), per_peer, o.dtype, dt); },
+      out.data(), want.data(), row.count);
+}
+
+}  // namespace squeeze::perf

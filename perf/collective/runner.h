@@ -1,0 +1,32 @@
+// Runs one collective at one size on this rank: builds the inputs and the exact result,
+// sets up a communicator, runs warm-up and timed iterations (a bootstrap barrier before
+// each, checks after each, outside the timing), finalizes, and gathers every rank's
+// timings, errors, output hashes and plugin wire statistics into one Row (on rank 0).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "perf/collective/bootstrap.h"
+#include "perf/collective/options.h"
+#include "perf/collective/plugin_lib.h"
+#include "perf/collective/stats_file.h"
+#include "perf/collective/table.h"
+
+namespace squeeze::perf {
+
+struct RankContext {
+  const Options& opt;
+  Bootstrap& boot;
+  const PluginLib& lib;
+  const StatsFile& stats;
+  int dev = 0;
+  uint64_t comm_base = 0;  // same on every rank; each communicator adds its index
+  uint64_t comm_index = 0;
+};
+
+Row run_allreduce(RankContext& ctx, std::size_t bytes);
+// `bytes` per rank in total (nranks blocks); per-peer count = bytes / elem / nranks.
+Row run_alltoall(RankContext& ctx, std::size_t bytes);
+
+}  // namespace squeeze::perf

@@ -1,0 +1,172 @@
+// squeeze-perf: the collective emulator. N ranks (forked here with -n, or one per process
+// across namespaces or hosts with --rank/--nranks/--rendezvous) run ring all-reduce and
+// all-to-all on host buffers through the Squeeze plugin, driving its ncclNetPlugin_v11 table
+// the way NCCL 2.28's proxy does (regMr order, setNetAttr, profiler chain, Simple-protocol
+// slots and steps, non-blocking everything), and print an nccl-tests-style table with the
+// compression ratio, the max error against the exact result, and rank agreement.
+// See perf/collective/options.cc for the options.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "perf/collective/bootstrap.h"
+#include "perf/collective/options.h"
+#include "perf/collective/plugin_lib.h"
+#include "perf/collective/runner.h"
+#include "perf/collective/stats_file.h"
+#include "perf/collective/table.h"
+
+namespace {
+
+using namespace squeeze::perf;
+
+std::vector<std::size_t> size_list(const Options& o) {
+  std::vector<std::size_t> v;
+  for (std::size_t s = o.min_bytes; s <= o.max_bytes; s *= o.step_factor) {
+    v.push_back(s);
+    if (s > o.max_bytes / o.step_factor) break;
+  }
+  if (v.back() != o.max_bytes) v.push_back(o.max_bytes);
+  return v;
+}
+
+// What --check requires of one row; prints why a row fails to stderr.
+bool row_passes(const Options& o, const Row& r) {
+  std::string why;
+  if (o.max_error < 0 && r.differing != 0)
+    why = std::to_string(r.differing) + " elements not bit-exact (max error " + std::to_string(r.max_err) + ")";
+  else if (o.max_error >= 0 && !(r.max_err <= o.max_error))
+    why = "max error " + std::to_string(r.max_err) + " above --max-error " + std::to_string(o.max_error);
+  if (r.agree == 0) why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";
+  if (why.empty()) return true;
+  std::fprintf(stderr, "squeeze-perf: check failed: %s %zu bytes: %s\n", r.collective.c_str(), r.bytes, why.c_str());
+  return false;
+}
+
+constexpr int kRankFailed = 3;  // an error, as opposed to a failed --check (1)
+
+int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
+  StatsFile stats(rank);  // before the plugin loads: it reads SQUEEZE_STATS at init
+  Bootstrap boot(rank, o.nranks, where, std::move(listener), o.timeout_s);
+  const std::string plugin = o.plugin.empty() ? std::string(SQUEEZE_PLUGIN_PATH) : o.plugin;
+  PluginLib lib(plugin);
+
+  // Rank 0 picks the communicators' ids, as NCCL derives commHash from the unique id.
+  uint64_t base = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                  (static_cast<uint64_t>(getpid()) << 40);
+  base = boot.allgather(base)[0];
+
+  RunInfo info;
+  info.nranks = o.nranks;
+  info.plugin = plugin;
+  const char* pol = std::getenv("SQUEEZE_POLICY");
+  info.policy = pol != nullptr && *pol != '\0' ? pol : "default";
+  info.ifname = o.ifname;
+  info.dtype = o.dtype_name;
+  info.label = o.label;
+  info.chain = o.chain;
+  const bool root = rank == 0;
+
+  // The first init makes the plugin discover its devices.
+  int dev = 0;
+  {
+    void* ctx = nullptr;
+    nccl_net_comm_config cfg{-1};
+    check_nccl(lib.net()->init(&ctx, base, &cfg, perf_logger, nullptr), "init");
+    dev = lib.device(o.ifname);
+    if (lib.net()->finalize != nullptr) lib.net()->finalize(ctx);
+  }
+  if (root && !o.json) print_header(info);
+
+  RankContext ctx{o, boot, lib, stats, dev, base, 0};
+  bool ok = true;
+  for (int c = 0; c < 2; ++c) {
+    if ((c == 0 && !o.do_allreduce) || (c == 1 && !o.do_alltoall)) continue;
+    for (std::size_t bytes : size_list(o)) {
+      if (c == 1 && bytes < static_cast<std::size_t>(o.nranks) * squeeze::compress::dtype_size(o.dtype)) continue;
+      Row row = c == 0 ? run_allreduce(ctx, bytes) : run_alltoall(ctx, bytes);
+      if (!root) continue;
+      o.json ? print_json(row, info) : print_row(row);
+      if (o.check) ok = row_passes(o, row) && ok;
+    }
+  }
+  boot.barrier();  // nobody closes the bootstrap while others still read from it
+  return ok ? 0 : 1;
+}
+
+int guarded(const Options& o, int rank, const HostPort& where, Fd listener) {
+  try {
+    return run_rank(o, rank, where, std::move(listener));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "squeeze-perf: rank %d: %s\n", rank, e.what());
+    return kRankFailed;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse_options(argc, argv);
+  signal(SIGPIPE, SIG_IGN);
+  if (!o.policy.empty()) {
+    if (access(o.policy.c_str(), R_OK) != 0) {
+      std::fprintf(stderr, "squeeze-perf: --policy %s: %s\n", o.policy.c_str(), std::strerror(errno));
+      return 2;
+    }
+    char* abs = realpath(o.policy.c_str(), nullptr);
+    setenv("SQUEEZE_POLICY", abs != nullptr ? abs : o.policy.c_str(), 1);
+    std::free(abs);
+  }
+  if (!o.ifname.empty()) setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 1);
+
+  HostPort where;
+  try {
+    where = parse_host_port(o.rendezvous);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "squeeze-perf: %s\n", e.what());
+    return 2;
+  }
+  if (o.local_ranks == 0) return guarded(o, o.rank, where, Fd()) == 0 ? 0 : 1;
+
+  // Local ranks: rank 0 (this process) holds the rendezvous socket before anyone forks, so
+  // the children know the port; each child loads the plugin itself, after the fork.
+  Fd listener;
+  try {
+    listener = listen_on(where, &where.port);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "squeeze-perf: %s\n", e.what());
+    return 1;
+  }
+  std::fflush(nullptr);
+  std::vector<pid_t> children;
+  for (int r = 1; r < o.local_ranks; ++r) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      std::fprintf(stderr, "squeeze-perf: fork failed: %s\n", std::strerror(errno));
+      for (pid_t c : children) kill(c, SIGTERM);
+      for (pid_t c : children) waitpid(c, nullptr, 0);
+      return 1;
+    }
+    if (pid == 0) {
+      listener.reset();
+      std::fflush(nullptr);
+      _exit(guarded(o, r, where, Fd()));
+    }
+    children.push_back(pid);
+  }
+  int rc = guarded(o, 0, where, std::move(listener));
+  for (pid_t c : children) {
+    int st = 0;
+    if (rc == kRankFailed) kill(c, SIGTERM);  // they may be waiting on rank 0
+    if (waitpid(c, &st, 0) == c && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) rc = rc == 0 ? 1 : rc;
+  }
+  return rc == 0 ? 0 : 1;
+}
