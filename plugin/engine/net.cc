@@ -1,11 +1,16 @@
 #include "plugin/engine/net.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "plugin/engine/result.h"
+#include "plugin/engine/worker_pool.h"
 #include "plugin/log.h"
+#include "plugin/policy/policy_load.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace squeeze::plugin {
@@ -26,9 +31,60 @@ static std::unique_ptr<transport::Transport> make_transport(std::string* why) {
   return nullptr;
 }
 
+// Loads SQUEEZE_POLICY (or the built-in default). An invalid policy stops the plugin: it is
+// said on stderr even when NCCL_DEBUG is unset, and through NCCL's logger.
+nccl_result_t Net::load_policy_locked() {
+  if (policy_) return kNcclSuccess;
+  std::string error;
+  std::shared_ptr<const policy::Policy> p = policy::load_policy_from_env(&error);
+  if (!p) {
+    fprintf(stderr, "NET/Squeeze: refusing to start: invalid policy:\n%s\n", error.c_str());
+    SQ_WARN("refusing to start: invalid policy: %s", error.c_str());
+    return kNcclInvalidUsage;
+  }
+  policy_ = p;
+  policy::set_active_policy(p);
+  stats_ = policy::Stats::for_policy(*p);
+  PaysController::Config pc;
+  const char* bypass = getenv("SQUEEZE_BYPASS");
+  pc.enabled = !(bypass != nullptr && std::string(bypass) == "off");
+  pc.workers = WorkerPool::shared().threads();
+  pays_ = std::make_unique<PaysController>(pc);
+  SQ_INFO(kSubsysInit | kSubsysNet, "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads",
+          p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS=off)", pc.workers);
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    atexit([] { Net::instance().report_stats(); });
+  }
+  return kNcclSuccess;
+}
+
+static int rank_from_env() {
+  for (const char* v : {"SQUEEZE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char* x = getenv(v);
+    if (x != nullptr && *x != '\0') return atoi(x);
+  }
+  return static_cast<int>(getpid());
+}
+
+void Net::report_stats() {
+  if (!stats_) return;
+  policy::Stats::Counters t = stats_->totals();
+  policy::Stats::DecodeCounters d = stats_->decode_totals();
+  if (t.messages == 0 && t.raw_total() == 0 && d.messages == 0) return;
+  SQ_INFO(kSubsysNet, "%s", stats_->summary_line().c_str());
+  const char* path = getenv(policy::kStatsEnv);
+  if (path != nullptr && *path != '\0') {
+    std::string error;
+    if (!stats_->write_json(path, rank_from_env(), &error)) SQ_WARN("statistics: %s", error.c_str());
+  }
+}
+
 nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetContext** ctx) {
   set_logger(log);
   std::lock_guard<std::mutex> lock(mu_);
+  if (nccl_result_t r = load_policy_locked(); r != kNcclSuccess) return r;
   if (!transport_) {
     std::string why;
     transport_ = make_transport(&why);
@@ -58,6 +114,7 @@ nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetCon
 }
 
 nccl_result_t Net::finalize(NetContext* ctx) {
+  report_stats();
   if (ctx != &default_ctx_) delete ctx;
   return kNcclSuccess;
 }

@@ -8,6 +8,9 @@
 #include <mutex>
 
 #include "plugin/engine/objects.h"
+#include "plugin/engine/pays.h"
+#include "plugin/policy/policy.h"
+#include "plugin/policy/stats.h"
 #include "plugin/nccl/net_abi.h"
 #include "transport/transport.h"
 
@@ -45,8 +48,21 @@ class Net {
   // For tests: forget the transport so the next init() rediscovers devices.
   void reset_for_tests();
 
+  const policy::Policy* policy() const { return policy_.get(); }
+  policy::Stats* stats() const { return stats_.get(); }
+  PaysController* pays() const { return pays_.get(); }
+  // Writes the statistics (INFO summary line, SQUEEZE_STATS file). Called at finalize and exit.
+  void report_stats();
+
  private:
   Net() = default;
+  nccl_result_t load_policy_locked();
+  void progress_send(SendComm* c);
+  nccl_result_t test_send(SendComm* c, Request* r, int* done, int* sizes);
+  nccl_result_t test_recv(RecvComm* c, Request* r, int* done, int* sizes);
+  std::shared_ptr<const policy::Policy> policy_;
+  std::unique_ptr<policy::Stats> stats_;
+  std::unique_ptr<PaysController> pays_;
   std::mutex mu_;
   std::unique_ptr<transport::Transport> transport_;
   NetContext default_ctx_;

@@ -1,14 +1,23 @@
 // The objects behind NCCL's opaque pointers: net context (v11 ctx), comms, memory regions
-// and requests. Comms own their transport comm and a fixed pool of requests.
+// and requests. Comms own their transport comm, a fixed pool of requests, and the per-stream
+// codec state of the messages they send.
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "compress/codec.h"
+#include "compress/threshold.h"
 #include "plugin/nccl/net_abi.h"
+#include "plugin/policy/message_meta.h"
 #include "transport/transport.h"
 
 namespace squeeze::plugin {
@@ -31,13 +40,45 @@ struct MemRegion {
   int reg_index = 0;  // order of registration on its comm: LL, LL128, SIMPLE for collectives
 };
 
+// State of a codec job run on a worker thread; the progress thread only polls `state`.
+enum class JobState : int { kIdle = 0, kRunning, kDone, kFailed };
+
 struct CommBase;
+
+// Per-stream state of a sending comm: one per (rule, element count), the count naming a
+// tensor in practice. Holds the DCT threshold and the message index of the eb schedule.
+struct StreamState {
+  compress::ThresholdState threshold;
+  uint64_t messages = 0;
+  bool busy = false;  // an encode of this stream is running (progress thread only)
+};
 
 struct Request {
   CommBase* comm = nullptr;
-  int slot = -1;
+  int slot = -1;  // transport slot once posted
   int n = 0;
-  std::size_t send_size = 0;
+  // send side
+  const void* data = nullptr;
+  std::size_t size = 0;
+  int tag = 0;
+  bool compress = false;
+  bool posted = false;
+  compress::CodecParams params;
+  compress::Dtype dtype = compress::Dtype::kBytes;
+  uint64_t count = 0;
+  StreamState* stream = nullptr;
+  std::vector<uint8_t> frame;  // staging, kept across reuse of the request
+  std::size_t frame_bytes = 0;
+  uint64_t encode_ns = 0;
+  uint64_t wire_bytes = 0;
+  int stats_slot = -1;
+  policy::Collective collective = policy::Collective::kUnknown;
+  // both sides
+  std::atomic<JobState> job{JobState::kIdle};
+  std::string job_error;
+  std::array<transport::Received, transport::kMaxRecvs> got{};
+  std::array<void*, transport::kMaxRecvs> dst{};
+  std::array<std::size_t, transport::kMaxRecvs> cap{};
   uint32_t op = UINT32_MAX, algo = UINT32_MAX, proto = UINT32_MAX;
 };
 
@@ -50,16 +91,31 @@ struct CommBase {
 };
 
 struct SendComm : CommBase {
-  explicit SendComm(NetContext* c) : CommBase(CommKind::kSend, c) {}
+  static constexpr int kRequests = transport::kMaxRequests * transport::kMaxRecvs;
+  explicit SendComm(NetContext* c);
+  ~SendComm();
   std::unique_ptr<transport::SendComm> t;
-  std::array<Request, transport::kMaxRequests * transport::kMaxRecvs> requests{};
+  std::array<Request, kRequests> requests{};
+  std::vector<int> free;               // request indices
+  std::deque<Request*> queue;          // accepted, not yet posted to the transport (isend order)
+  int inflight = 0;                    // posted, not yet reported done
+  transport::Status error;             // a failed post, reported by the next test()
+  std::map<std::pair<int, uint64_t>, std::unique_ptr<StreamState>> streams;
+  // link measurement: bytes that left while the transport had work
+  std::chrono::steady_clock::time_point busy_since{};
+  uint64_t busy_bytes = 0;
 };
 
 struct RecvComm : CommBase {
-  explicit RecvComm(NetContext* c) : CommBase(CommKind::kRecv, c) {}
+  explicit RecvComm(NetContext* c);
+  ~RecvComm();
   std::unique_ptr<transport::RecvComm> t;
   std::array<Request, transport::kMaxRequests> requests{};
+  std::vector<int> free;
 };
+
+// Waits for codec jobs still running on a comm's requests (they reference its memory).
+void wait_for_jobs(Request* begin, Request* end);
 
 struct ListenComm {
   NetContext* ctx = nullptr;

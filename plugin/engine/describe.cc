@@ -1,0 +1,75 @@
+#include "plugin/engine/describe.h"
+
+#include "plugin/profiler/net_query.h"
+
+namespace squeeze::plugin {
+
+using policy::Algo;
+using policy::Collective;
+using policy::Proto;
+
+int single_bit(uint32_t mask) {
+  if (mask == 0 || (mask & (mask - 1)) != 0) return -1;
+  return __builtin_ctz(mask);
+}
+
+Collective collective_from_func(int func) {
+  switch (func) {
+    case 0: return Collective::kBroadcast;
+    case 1: return Collective::kReduce;
+    case 2: return Collective::kAllGather;
+    case 3: return Collective::kReduceScatter;
+    case 4: return Collective::kAllReduce;
+    case 6: return Collective::kSend;
+    case 7: return Collective::kRecv;
+    case 8: return Collective::kAllToAll;
+    case 9: return Collective::kScatter;
+    case 10: return Collective::kGather;
+    default: return Collective::kUnknown;
+  }
+}
+
+Proto proto_from_index(int proto) {
+  switch (proto) {
+    case 0: return Proto::kLL;
+    case 1: return Proto::kLL128;
+    case 2: return Proto::kSimple;
+    default: return Proto::kUnknown;
+  }
+}
+
+Algo algo_from_index(int algo) {
+  if (algo < 0 || algo > 6) return Algo::kUnknown;
+  return static_cast<Algo>(algo + 1);
+}
+
+Proto proto_from_registration(const CommBase& comm, const MemRegion* mr) {
+  if (mr == nullptr) return Proto::kUnknown;
+  if (comm.next_reg_index == 1) return Proto::kSimple;
+  if (comm.next_reg_index == 3) return proto_from_index(mr->reg_index);
+  return Proto::kUnknown;
+}
+
+policy::MessageMeta describe_message(const CommBase& comm, const Request& req, const MemRegion* mr,
+                                     std::size_t bytes, void* phandle, bool is_send) {
+  policy::MessageMeta m;
+  m.is_send = is_send;
+  m.bytes = bytes;
+  int func = single_bit(req.op);
+  m.collective = collective_from_func(func);
+  // For point-to-point APIs NCCL leaves algo/proto from an earlier collective: ignore them.
+  bool p2p = func >= 5;
+  Proto from_attr = p2p ? Proto::kUnknown : proto_from_index(single_bit(req.proto));
+  Proto from_reg = proto_from_registration(comm, mr);
+  // Both sources must agree where both speak; either alone is enough.
+  if (from_attr != Proto::kUnknown && from_reg != Proto::kUnknown)
+    m.proto = from_attr == from_reg ? from_attr : Proto::kUnknown;
+  else
+    m.proto = from_attr != Proto::kUnknown ? from_attr : from_reg;
+  if (!p2p) m.algo = algo_from_index(single_bit(req.algo));
+  if (comm.ctx != nullptr && comm.ctx->prof != nullptr && phandle != nullptr)
+    profiler::query_message_meta(comm.ctx->prof, phandle, &m);
+  return m;
+}
+
+}  // namespace squeeze::plugin

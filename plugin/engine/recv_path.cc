@@ -1,0 +1,122 @@
+// irecv and the receiving half of test(). Raw messages land in NCCL's buffer directly; a
+// frame lands in the transport's staging and is decoded into NCCL's buffer (inline when
+// small, else on a worker) before test() reports done. A frame that fails to decode is an
+// error from test(), never silent garbage.
+#include <array>
+#include <climits>
+
+#include "plugin/engine/codec_jobs.h"
+#include "plugin/engine/describe.h"
+#include "plugin/engine/net.h"
+#include "plugin/engine/result.h"
+#include "plugin/engine/worker_pool.h"
+#include "plugin/log.h"
+
+namespace squeeze::plugin {
+
+namespace {
+int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : static_cast<int>(v); }
+}  // namespace
+
+nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t* sizes, const int* tags,
+                         void** mhandles, void** phandles, void** request) {
+  *request = nullptr;
+  auto* c = static_cast<RecvComm*>(recv_comm);
+  if (c == nullptr || c->kind != CommKind::kRecv) {
+    SQ_WARN("irecv: not a Squeeze receive comm");
+    return kNcclInvalidArgument;
+  }
+  if (n < 1 || n > transport::kMaxRecvs) {
+    SQ_WARN("irecv: n=%d outside [1, %d]", n, transport::kMaxRecvs);
+    return kNcclInvalidArgument;
+  }
+  if (c->free.empty()) return kNcclSuccess;
+  std::array<transport::RecvItem, transport::kMaxRecvs> items;
+  for (int i = 0; i < n; ++i) items[i] = {tags[i], data[i], sizes[i]};
+  int slot = -1;
+  SQ_CHECK_STATUS(c->t->post({items.data(), static_cast<std::size_t>(n)}, &slot));
+  if (slot < 0) return kNcclSuccess;
+  int idx = c->free.back();
+  c->free.pop_back();
+  Request& r = c->requests[idx];
+  r.comm = c;
+  r.slot = slot;
+  r.n = n;
+  r.job.store(JobState::kIdle, std::memory_order_relaxed);
+  r.op = c->ctx->op;
+  r.algo = c->ctx->algo;
+  r.proto = c->ctx->proto;
+  for (int i = 0; i < n; ++i) {
+    r.dst[i] = data[i];
+    r.cap[i] = sizes[i];
+  }
+  policy::MessageMeta m = describe_message(*c, r, mhandles ? static_cast<const MemRegion*>(mhandles[0]) : nullptr,
+                                           sizes[0], phandles ? phandles[0] : nullptr, false);
+  r.collective = m.collective;
+  *request = &r;
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::test_recv(RecvComm* c, Request* r, int* done, int* sizes) {
+  JobState js = r->job.load(std::memory_order_acquire);
+  if (js == JobState::kIdle) {
+    bool finished = false;
+    SQ_CHECK_STATUS(c->t->test(r->slot, &finished, r->got));
+    if (!finished) return kNcclSuccess;
+    uint64_t frame_bytes = 0;
+    bool frames = false;
+    for (int i = 0; i < r->n; ++i) {
+      if (r->got[i].header.kind == transport::PayloadKind::kFrame) {
+        frames = true;
+        frame_bytes += r->got[i].header.original_bytes;
+      }
+    }
+    if (frames) {
+      r->job.store(JobState::kRunning, std::memory_order_relaxed);
+      if (frame_bytes <= kInlineCodecBytes)
+        run_decode_job(r);
+      else
+        WorkerPool::shared().submit(run_decode_job, r);
+      js = r->job.load(std::memory_order_acquire);
+    } else {
+      js = JobState::kDone;
+    }
+  }
+  if (js == JobState::kRunning) return kNcclSuccess;
+  nccl_result_t rc = kNcclSuccess;
+  if (js == JobState::kFailed) {
+    SQ_WARN("corrupt or undecodable frame: %s", r->job_error.c_str());
+    rc = kNcclRemoteError;
+  } else if (sizes != nullptr) {
+    for (int i = 0; i < r->n; ++i) sizes[i] = clamp_int(r->got[i].header.original_bytes);
+  }
+  c->t->release(r->slot);
+  r->comm = nullptr;
+  r->job.store(JobState::kIdle, std::memory_order_relaxed);
+  c->free.push_back(static_cast<int>(r - c->requests.data()));
+  if (rc == kNcclSuccess) *done = 1;
+  return rc;
+}
+
+nccl_result_t Net::test(void* request, int* done, int* sizes) {
+  *done = 0;
+  auto* r = static_cast<Request*>(request);
+  if (r == nullptr || r->comm == nullptr) {
+    SQ_WARN("test: invalid request %p", request);
+    return kNcclInvalidArgument;
+  }
+  if (r->comm->kind == CommKind::kSend) return test_send(static_cast<SendComm*>(r->comm), r, done, sizes);
+  return test_recv(static_cast<RecvComm*>(r->comm), r, done, sizes);
+}
+
+nccl_result_t Net::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
+  (void)recv_comm;
+  (void)n;
+  (void)data;
+  (void)sizes;
+  (void)mhandles;
+  *request = nullptr;  // host memory: nothing to flush
+  return kNcclSuccess;
+}
+
+}  // namespace squeeze::plugin

@@ -1,0 +1,169 @@
+// isend and the sending half of test(). A message is described, the policy decides, and it
+// is either posted raw (zero copy) or encoded into the request's staging frame, on a worker
+// thread for large messages, inline for small ones. Messages reach the transport strictly in
+// isend order, so the receiver's FIFO matching holds whatever the codecs' timing.
+#include <chrono>
+#include <climits>
+
+#include "compress/codec.h"
+#include "plugin/engine/codec_jobs.h"
+#include "plugin/engine/describe.h"
+#include "plugin/engine/net.h"
+#include "plugin/engine/result.h"
+#include "plugin/engine/worker_pool.h"
+#include "plugin/log.h"
+
+namespace squeeze::plugin {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : static_cast<int>(v); }
+
+// Chooses raw or a codec for the request; fills req.compress and the codec fields.
+void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m) {
+  r.compress = false;
+  r.collective = m.collective;
+  const policy::Policy* pol = net.policy();
+  policy::Stats* st = net.stats();
+  if (pol == nullptr) return;
+  policy::Decision d = pol->decide(m);
+  r.stats_slot = pol->stats_slot(d);
+  if (d.is_raw()) {
+    if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::raw_cause(d.raw_reason));
+    return;
+  }
+  std::size_t elem = compress::dtype_size(d.codec_dtype);
+  if (elem == 0 || r.size % elem != 0 || r.data == nullptr || r.size == 0) {
+    if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kDtype);
+    return;
+  }
+  if (net.pays() != nullptr && !net.pays()->should_compress(d.params->codec)) {
+    if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kNotWorthIt);
+    return;
+  }
+  r.compress = true;
+  r.params = *d.params;
+  r.dtype = d.codec_dtype;
+  r.count = r.size / elem;
+  auto& slot = c->streams[{d.rule, r.count}];
+  if (!slot) slot = std::make_unique<StreamState>();
+  r.stream = slot.get();
+  double mult = d.eb_multiplier * policy::schedule_multiplier(d.action->schedule, r.stream->messages++);
+  r.params.quantize.error_bound *= mult;
+}
+
+}  // namespace
+
+nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
+                         void** request) {
+  *request = nullptr;
+  auto* c = static_cast<SendComm*>(send_comm);
+  if (c == nullptr || c->kind != CommKind::kSend) {
+    SQ_WARN("isend: not a Squeeze send comm");
+    return kNcclInvalidArgument;
+  }
+  progress_send(c);
+  if (c->free.empty()) return kNcclSuccess;  // NCCL retries later
+  int idx = c->free.back();
+  Request& r = c->requests[idx];
+  r.comm = c;
+  r.slot = -1;
+  r.n = 1;
+  r.data = data;
+  r.size = size;
+  r.tag = tag;
+  r.posted = false;
+  r.stream = nullptr;
+  r.stats_slot = -1;
+  r.job.store(JobState::kIdle, std::memory_order_relaxed);
+  r.op = c->ctx->op;
+  r.algo = c->ctx->algo;
+  r.proto = c->ctx->proto;
+  policy::MessageMeta m = describe_message(*c, r, static_cast<const MemRegion*>(mhandle), size, phandle, true);
+  plan(*this, c, r, m);
+  SQ_TRACE("isend %zu B tag %d coll %d proto %d dtype %d -> %s", size, tag, static_cast<int>(m.collective),
+           static_cast<int>(m.proto), static_cast<int>(m.dtype),
+           r.compress ? compress::codec_name(r.params.codec) : "raw");
+  c->free.pop_back();
+  c->queue.push_back(&r);
+  progress_send(c);
+  *request = &r;
+  return kNcclSuccess;
+}
+
+void Net::progress_send(SendComm* c) {
+  // Start encodes in isend order; one at a time per stream (its threshold state is shared).
+  for (Request* r : c->queue) {
+    if (!r->compress || r->job.load(std::memory_order_acquire) != JobState::kIdle) continue;
+    if (r->stream != nullptr && r->stream->busy) continue;
+    if (r->stream != nullptr) r->stream->busy = true;
+    r->job.store(JobState::kRunning, std::memory_order_relaxed);
+    if (r->size <= kInlineCodecBytes)
+      run_encode_job(r);
+    else
+      WorkerPool::shared().submit(run_encode_job, r);
+  }
+  // Post to the transport in order.
+  while (!c->queue.empty()) {
+    Request* r = c->queue.front();
+    transport::SendItem item;
+    item.header.tag = r->tag;
+    item.header.original_bytes = r->size;
+    item.data = r->data;
+    item.header.payload_bytes = r->size;
+    item.header.kind = transport::PayloadKind::kRaw;
+    if (r->compress) {
+      JobState js = r->job.load(std::memory_order_acquire);
+      if (js == JobState::kRunning || js == JobState::kIdle) break;
+      if (r->stream != nullptr) r->stream->busy = false;
+      if (js == JobState::kFailed) {
+        SQ_WARN("encode failed, sending %zu bytes raw instead: %s", r->size, r->job_error.c_str());
+        if (stats_) stats_->record_raw(r->stats_slot, r->collective, r->size, policy::RawCause::kFailed);
+        r->compress = false;
+      } else {
+        item.header.kind = transport::PayloadKind::kFrame;
+        item.header.payload_bytes = r->frame_bytes;
+        item.data = r->frame.data();
+        if (stats_) stats_->record_encode(r->stats_slot, r->collective, r->size, r->frame_bytes, r->encode_ns);
+        if (pays_) pays_->record_encode(r->params.codec, r->size, r->frame_bytes, static_cast<double>(r->encode_ns) * 1e-9);
+      }
+    }
+    int slot = -1;
+    transport::Status s = c->t->post(item, &slot);
+    if (!s.ok()) {
+      c->error = s;  // reported by the next test() on any request of this comm
+      break;
+    }
+    if (slot < 0) break;
+    r->slot = slot;
+    r->posted = true;
+    r->wire_bytes = item.header.payload_bytes + 32;
+    if (c->inflight++ == 0) c->busy_since = Clock::now();
+    c->queue.pop_front();
+  }
+}
+
+nccl_result_t Net::test_send(SendComm* c, Request* r, int* done, int* sizes) {
+  progress_send(c);
+  if (!c->error.ok()) return to_nccl(c->error, __FILE__, __LINE__);
+  if (!r->posted) return kNcclSuccess;
+  bool finished = false;
+  SQ_CHECK_STATUS(c->t->test(r->slot, &finished));
+  if (!finished) return kNcclSuccess;
+  c->t->release(r->slot);
+  c->busy_bytes += r->wire_bytes;
+  auto now = Clock::now();
+  if (--c->inflight == 0 || c->busy_bytes >= (64u << 20)) {
+    if (pays_) pays_->record_link(c->busy_bytes, std::chrono::duration<double>(now - c->busy_since).count());
+    c->busy_bytes = 0;
+    c->busy_since = now;
+  }
+  if (sizes != nullptr) sizes[0] = clamp_int(r->size);
+  r->comm = nullptr;
+  c->free.push_back(static_cast<int>(r - c->requests.data()));
+  *done = 1;
+  return kNcclSuccess;
+}
+
+}  // namespace squeeze::plugin

@@ -1,0 +1,68 @@
+#include "plugin/engine/worker_pool.h"
+
+#include <algorithm>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+
+namespace squeeze::plugin {
+
+WorkerPool::WorkerPool(int threads) {
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { run(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void WorkerPool::submit(Fn fn, void* arg) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back({fn, arg});
+  }
+  cv_.notify_one();
+}
+
+void WorkerPool::run() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping and drained
+      job = jobs_.front();
+      jobs_.pop_front();
+    }
+    job.fn(job.arg);
+  }
+}
+
+WorkerPool& WorkerPool::shared() {
+  // Never destroyed: jobs may still reference comms while the process exits. A child made
+  // by fork() inherits the object but none of its threads, so it gets a pool of its own
+  // (the parent's copy is abandoned: its mutex may have been held at the fork).
+  static std::atomic<WorkerPool*> pool{nullptr};
+  static std::atomic<pid_t> owner{0};
+  static std::mutex create_mu;
+  WorkerPool* p = pool.load(std::memory_order_acquire);
+  if (p != nullptr && owner.load(std::memory_order_relaxed) == getpid()) return *p;
+  std::lock_guard<std::mutex> lock(create_mu);
+  p = pool.load(std::memory_order_acquire);
+  if (p == nullptr || owner.load() != getpid()) {
+    int n = 0;
+    if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') n = atoi(v);
+    if (n <= 0) n = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
+    p = new WorkerPool(n);
+    owner.store(getpid());
+    pool.store(p, std::memory_order_release);
+  }
+  return *p;
+}
+
+}  // namespace squeeze::plugin

@@ -1,0 +1,42 @@
+// A fixed pool of threads that run codec jobs off NCCL's progress thread. Jobs are plain
+// function pointers with an argument; completion is signalled by the job itself (an atomic
+// in the request), so the progress thread only ever polls.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace squeeze::plugin {
+
+class WorkerPool {
+ public:
+  using Fn = void (*)(void* arg) noexcept;
+  explicit WorkerPool(int threads);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void submit(Fn fn, void* arg);
+  int threads() const { return static_cast<int>(threads_.size()); }
+
+  // Process-wide pool, sized by SQUEEZE_THREADS (default: half the cores, at least 1, at most 8).
+  static WorkerPool& shared();
+
+ private:
+  struct Job {
+    Fn fn;
+    void* arg;
+  };
+  void run();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace squeeze::plugin
