@@ -54,7 +54,10 @@ bool row_passes(const Options& o, const Row& r) {
 constexpr int kRankFailed = 3;  // an error, as opposed to a failed --check (1)
 
 int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
-  StatsFile stats(rank);  // before the plugin loads: it reads SQUEEZE_STATS at init
+  // Before the plugin loads: it names its statistics file after SQUEEZE_RANK and reads
+  // SQUEEZE_STATS at init.
+  setenv("SQUEEZE_RANK", std::to_string(rank).c_str(), 1);
+  StatsFile stats(rank);
   Bootstrap boot(rank, o.nranks, where, std::move(listener), o.timeout_s);
   const std::string plugin = o.plugin.empty() ? std::string(SQUEEZE_PLUGIN_PATH) : o.plugin;
   PluginLib lib(plugin);
@@ -72,7 +75,11 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
   info.ifname = o.ifname;
   info.dtype = o.dtype_name;
   info.label = o.label;
-  info.chain = o.chain;
+  info.chain = !o.chain ? "off (--chain off): the plugin sees dtype unknown"
+               : lib.profiler() != nullptr
+                   ? "on (ncclProfiler_v5 found in the plugin)"
+                   : "unavailable: the plugin exports no ncclProfiler_v5, so its dtype is unknown";
+  info.chain_active = o.chain && lib.profiler() != nullptr;
   const bool root = rank == 0;
 
   // The first init makes the plugin discover its devices.

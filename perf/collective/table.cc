@@ -15,9 +15,9 @@ double busbw_factor(const std::string& collective, int nranks) {
 
 void print_header(const RunInfo& info) {
   std::printf("# squeeze-perf: %d ranks through %s\n", info.nranks, info.plugin.c_str());
-  std::printf("#   policy %s, interface %s, dtype %s, profiler chain %s\n", info.policy.c_str(),
-              info.ifname.empty() ? "(plugin default)" : info.ifname.c_str(), info.dtype.c_str(),
-              info.chain ? "on" : "off");
+  std::printf("#   policy %s, interface %s, dtype %s\n", info.policy.c_str(),
+              info.ifname.empty() ? "(plugin default)" : info.ifname.c_str(), info.dtype.c_str());
+  std::printf("#   profiler chain %s\n", info.chain.c_str());
   std::printf("#   ratio = bytes handed to the plugin / bytes it put on the wire, from the plugin's own "
               "statistics (SQUEEZE_STATS); \"-\" = not reported\n");
   std::printf("#   max_err = max |result - exact|, exact = the uncompressed ring's result; agree = all ranks' "
@@ -60,7 +60,7 @@ void print_json(const Row& r, const RunInfo& info) {
                       {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
                       {"policy", info.policy},
                       {"ifname", info.ifname},
-                      {"chain", info.chain}};
+                      {"chain", info.chain_active}};
   if (!info.label.empty()) j["label"] = info.label;
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);

@@ -29,8 +29,9 @@ struct Row {
 
 struct RunInfo {
   int nranks = 0;
-  std::string plugin, policy, ifname, dtype, label, stats;
-  bool chain = true;
+  std::string plugin, policy, ifname, dtype, label;
+  std::string chain;  // how the profiler chain is played, in words
+  bool chain_active = false;
 };
 
 void print_header(const RunInfo& info);
