@@ -71,6 +71,7 @@ TEST(Wire, CorruptHeadersAreNamed) {
 struct TestOp {
   bool in_use = false;
   int value = 0;
+  void reset() { *this = TestOp{}; }
 };
 
 TEST(SlotRing, HandsOutEverySlotOnceThenRefuses) {

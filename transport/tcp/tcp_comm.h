@@ -27,7 +27,7 @@ class SlotRing {
     if (free_.empty()) return -1;
     int s = free_.back();
     free_.pop_back();
-    ops_[s] = Op{};
+    ops_[s].reset();  // keeps buffers' capacity across reuse
     ops_[s].in_use = true;
     order_.push_back(s);
     return s;
@@ -63,6 +63,7 @@ class TcpSendComm final : public SendComm {
     const uint8_t* data = nullptr;
     uint64_t size = 0;
     uint64_t sent = 0;  // header + payload bytes written
+    void reset() { *this = Op{}; }
   };
   Status progress();
   Fd fd_;
@@ -86,7 +87,13 @@ class TcpRecvComm final : public RecvComm {
     std::array<RecvItem, kMaxRecvs> items{};
     std::array<bool, kMaxRecvs> matched{};
     std::array<MessageHeader, kMaxRecvs> headers{};
-    std::array<std::vector<uint8_t>, kMaxRecvs> staging;
+    std::array<std::vector<uint8_t>, kMaxRecvs> staging;  // frames land here
+    void reset() {
+      in_use = false;
+      n = filled = 0;
+      matched.fill(false);
+      for (auto& st : staging) st.clear();
+    }
   };
   Status progress();
   Status on_header();
