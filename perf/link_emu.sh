@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Link emulation: two network namespaces joined by a veth pair, each end shaped with tc tbf
+# to 1, 10 and 25 Gbit/s in turn; squeeze-perf runs one rank in each namespace, raw
+# (config/off.json) and compressed (the plugin's default policy, or --policy FILE) through the
+# same plugin in the same run, and the speedup (raw time / compressed time) is printed per rate,
+# collective and size, as a table and as JSON lines. Needs root, ip and tc (iproute2), python3.
+# Everything it creates is removed on exit, Ctrl-C or kill.
+#
+#   perf/link_emu.sh [--rates "1 10 25"] [--latency 20ms] [--min 1M] [--max 16M] [--iters 5] [--warmup 1]
+#                    [--policy FILE] [--collective both] [--bin PATH] [--json] [-- squeeze-perf args]
+#
+# Addresses: 198.18.0.1/30 and 198.18.0.2/30 (RFC 2544 benchmarking range); the only traffic
+# is between the two namespaces.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+rates="1 10 25"; latency=20ms; min=1M; max=16M; iters=5; warmup=1; policy=""; collective=both; json=0
+bin=${SQUEEZE_PERF:-$root/build/perf/squeeze-perf}
+extra=()
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+while (($#)); do
+  case $1 in
+    --rates) rates=$2; shift 2 ;;
+    --latency) latency=$2; shift 2 ;;
+    --min|-b) min=$2; shift 2 ;;
+    --max|-e) max=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --policy) policy=$2; shift 2 ;;
+    --collective) collective=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    --json) json=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "link_emu.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+die() { echo "link_emu.sh: $*" >&2; exit 2; }
+[[ $(id -u) -eq 0 ]] || die "needs root (network namespaces and tc); run it with sudo"
+command -v ip >/dev/null || die "'ip' not found: install iproute2 (apt-get install iproute2)"
+command -v tc >/dev/null || die "'tc' not found: install iproute2 (apt-get install iproute2)"
+command -v python3 >/dev/null || die "python3 not found (apt-get install python3)"
+[[ -x $bin ]] || die "$bin not found: build it with 'cmake --build build --target squeeze-perf' or pass --bin PATH"
+for r in $rates; do [[ $r =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--rates: '$r' is not a number of Gbit/s"; done
+if [[ -n $policy ]]; then
+  [[ -r $policy ]] || die "--policy $policy: not readable"
+  policy=$(cd "$(dirname "$policy")" && pwd)/$(basename "$policy")
+fi
+off_policy=$root/config/off.json
+[[ -r $off_policy ]] || die "$off_policy is missing (the raw run's policy)"
+
+# Unique names, so two runs (or a leftover) never collide; veth names stay under 15 chars.
+tag=$$
+ns_a=sqz-a-$tag; ns_b=sqz-b-$tag; if_a=sqza$tag; if_b=sqzb$tag
+addr_a=198.18.0.1; addr_b=198.18.0.2; port=29517
+work=$(mktemp -d /tmp/squeeze-link-emu.XXXXXX)
+pids=()
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  ip netns del "$ns_a" 2>/dev/null || true   # deleting a namespace deletes its veth end (and the pair)
+  ip netns del "$ns_b" 2>/dev/null || true
+  ip link del "$if_a" 2>/dev/null || true    # in case we stopped before moving it
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "link_emu.sh: interrupted, cleaning up" >&2; exit 130' INT
+trap 'echo "link_emu.sh: terminated, cleaning up" >&2; exit 143' TERM
+
+ip netns add "$ns_a"
+ip netns add "$ns_b"
+ip link add "$if_a" type veth peer name "$if_b"
+ip link set "$if_a" netns "$ns_a"
+ip link set "$if_b" netns "$ns_b"
+ip -n "$ns_a" addr add $addr_a/30 dev "$if_a"
+ip -n "$ns_b" addr add $addr_b/30 dev "$if_b"
+for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
+ip -n "$ns_a" link set "$if_a" up
+ip -n "$ns_b" link set "$if_b" up
+
+# tbf on the egress of both ends, so both directions are shaped. burst: 1 ms at line rate
+# (at least 64 KiB, so one TSO segment passes without being split); latency: how long a
+# packet may queue (--latency, default 20ms) before tbf drops it.
+shape() {
+  local gbit=$1 burst
+  burst=$(python3 -c "print(max(65536, int($gbit * 1e9 / 8 * 1e-3)))")
+  for side in "$ns_a $if_a" "$ns_b $if_b"; do
+    set -- $side
+    tc -n "$1" qdisc replace dev "$2" root tbf rate "${gbit}gbit" burst "$burst" latency "$latency"
+  done
+  echo "$burst"
+}
+
+# run_pair <label> <policy or ""> <out.jsonl> <squeeze-perf args...>: one rank per namespace.
+# An empty policy means the plugin's built-in default (SQUEEZE_POLICY unset).
+run_pair() {
+  local label=$1 pol=$2 out=$3; shift 3
+  local common=(--nranks 2 --rendezvous $addr_a:$port --json --label "$label" --timeout 60 "$@")
+  [[ -n $pol ]] && common+=(--policy "$pol")
+  env -u SQUEEZE_POLICY ip netns exec "$ns_a" "$bin" --rank 0 --ifname "$if_a" "${common[@]}" >"$out" 2>"$out.err0" &
+  local p0=$!
+  pids+=("$p0")
+  env -u SQUEEZE_POLICY ip netns exec "$ns_b" "$bin" --rank 1 --ifname "$if_b" "${common[@]}" >/dev/null 2>"$out.err1" &
+  local p1=$!
+  pids+=("$p1")
+  local rc=0
+  wait "$p0" || rc=$?
+  wait "$p1" || rc=$?
+  pids=()
+  if ((rc)); then
+    echo "link_emu.sh: squeeze-perf ($label) failed:" >&2
+    cat "$out.err0" "$out.err1" >&2
+    exit 1
+  fi
+}
+
+results=$work/results.jsonl
+: >"$results"
+comp_label=compressed
+[[ $json -eq 1 ]] || echo "# link_emu: 2 ranks, one per network namespace, veth $addr_a <-> $addr_b shaped with tc tbf"
+for gbit in $rates; do
+  burst=$(shape "$gbit")
+  # How fast the shaped link really is: a raw all-to-all of 64 MiB per rank (32 MiB each way).
+  run_pair probe "$off_policy" "$work/probe.jsonl" --collective alltoall -b 64M -e 64M --iters 3 --warmup 1 \
+    --data activations
+  achieved=$(python3 -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]; print('%.3f' % (r[-1]['busbw_GBps']*8))" "$work/probe.jsonl")
+  [[ $json -eq 1 ]] || echo "# tbf rate ${gbit} Gbit/s (burst $burst B, latency $latency): measured ${achieved} Gbit/s each way (raw all-to-all, 64 MiB per rank)"
+  args=(--collective "$collective" -b "$min" -e "$max" --iters "$iters" --warmup "$warmup" "${extra[@]}")
+  run_pair raw "$off_policy" "$work/raw.jsonl" "${args[@]}"
+  run_pair "$comp_label" "$policy" "$work/comp.jsonl" "${args[@]}"
+  python3 - "$gbit" "$achieved" "$work/raw.jsonl" "$work/comp.jsonl" >>"$results" <<'EOF'
+import json, sys
+gbit, achieved, raw_f, comp_f = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
+load = lambda f: {(r["collective"], r["size"]): r for r in (json.loads(l) for l in open(f) if l.strip())}
+raw, comp = load(raw_f), load(comp_f)
+for key in sorted(raw, key=lambda k: (k[0], k[1])):
+    if key not in comp:
+        continue
+    a, b = raw[key], comp[key]
+    print(json.dumps({"bench": "link-emu", "rate_gbit": gbit, "measured_gbit": achieved, "collective": key[0],
+                      "size": key[1], "type": a["type"], "data": a["data"], "raw_us": a["time_us"],
+                      "compressed_us": b["time_us"], "speedup": a["time_us"] / b["time_us"],
+                      "raw_busbw_GBps": a["busbw_GBps"], "compressed_busbw_GBps": b["busbw_GBps"],
+                      "ratio": b["ratio"], "max_abs_err": b["max_abs_err"], "ranks_agree": b["ranks_agree"],
+                      "policy": b["policy"]}))
+EOF
+done
+
+if [[ $json -eq 1 ]]; then
+  cat "$results"
+else
+  python3 - "$results" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+if rows:
+    print("# compressed policy: %s" % rows[0]["policy"])
+print("%-9s %9s %-10s %10s %11s %11s %8s %7s %10s %6s" % ("# Gbit/s", "measured", "coll", "size(B)", "raw(us)",
+      "comp(us)", "speedup", "ratio", "max_err", "agree"))
+for r in rows:
+    ratio = "-" if r["ratio"] is None else "%.2f" % r["ratio"]
+    err = "nan" if r["max_abs_err"] is None else "%.3g" % r["max_abs_err"]
+    agree = "n/a" if r["ranks_agree"] is None else ("yes" if r["ranks_agree"] else "NO")
+    print("%-9g %9.2f %-10s %10d %11.1f %11.1f %8.2f %7s %10s %6s" % (r["rate_gbit"], r["measured_gbit"],
+          r["collective"], r["size"], r["raw_us"], r["compressed_us"], r["speedup"], ratio, err, agree))
+print()
+for r in rows:
+    print(json.dumps(r))
+EOF
+fi
