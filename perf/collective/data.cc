@@ -1,5 +1,6 @@
 #include "perf/collective/data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -67,12 +68,15 @@ std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint
 
 void reduce_add(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d) {
   if (d == compress::Dtype::kFloat32) {
-    for (std::size_t i = 0; i < elems; ++i) {
-      float x, y;
-      std::memcpy(&x, a + 4 * i, 4);
-      std::memcpy(&y, b + 4 * i, 4);
-      x += y;
-      std::memcpy(dst + 4 * i, &x, 4);
+    // Blocks through local arrays: no aliasing questions, and the loop vectorizes.
+    constexpr std::size_t kBlock = 256;
+    float x[kBlock], y[kBlock];
+    for (std::size_t i = 0; i < elems; i += kBlock) {
+      const std::size_t n = std::min(kBlock, elems - i);
+      std::memcpy(x, a + 4 * i, 4 * n);
+      std::memcpy(y, b + 4 * i, 4 * n);
+      for (std::size_t k = 0; k < n; ++k) x[k] += y[k];
+      std::memcpy(dst + 4 * i, x, 4 * n);
     }
     return;
   }
