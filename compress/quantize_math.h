@@ -20,6 +20,30 @@ inline constexpr double kRoundMagic = 6755399441055744.0;  // 1.5 * 2^52: (q + M
 inline constexpr double kMaxCode = 536870911.0;             // 2^29 - 1: zigzag fits in 30 bits
 inline constexpr double kMaxBound = 1.7976931348623157e308;  // bounds are clamped to DBL_MAX
 
+// Double arithmetic that no compiler may fuse into an FMA: nvcc contracts a*b+c by default,
+// which would change roundings and so the codes, and CPU and GPU frames must be identical.
+SQUEEZE_HD inline double dmul(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SQUEEZE_HD inline double dadd(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+SQUEEZE_HD inline double dsub(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
 // float -> nearest bfloat16 value, as a float (NaN inputs give unspecified values).
 SQUEEZE_HD inline float round_bf16(float f) {
   const uint32_t u = f32_bits(f);
@@ -62,7 +86,7 @@ SQUEEZE_HD inline float round_to(float f) {
 }
 
 SQUEEZE_HD inline double reconstruct(double offset, double step, int32_t code) {
-  return offset + static_cast<double>(code) * step;
+  return dadd(offset, dmul(static_cast<double>(code), step));
 }
 
 // Parameters of one quantization domain (the message, or one row).
@@ -83,19 +107,21 @@ SQUEEZE_HD inline Params choose(double mn, double mx, double eb, bool float_offs
   Params p{};
   if (!(mn <= mx)) mn = mx = 0;
   eb = fmin(eb, kMaxBound);  // an infinite bound would let Inf through as a finite code
-  double off = (mn <= 0 && mx >= 0) ? 0.0 : mn + (mx - mn) * 0.5;
+  double off = (mn <= 0 && mx >= 0) ? 0.0 : dadd(mn, dmul(dsub(mx, mn), 0.5));
   if (float_offset) off = static_cast<double>(static_cast<float>(off));
   p.offset = off;
-  const double mag = fmax(fabs(mn), fabs(mx)) + eb;
-  double half_ulp = mag * 5.9604644775390625e-8;  // 2^-24: double -> float
-  if constexpr (D == Dtype::kBfloat16) half_ulp += mag * 0.00390625;                       // 2^-8
-  if constexpr (D == Dtype::kFloat16) half_ulp += mag * 0.00048828125 + 2.98023223876953125e-8;  // 2^-11, 2^-25
-  const double eb_eff = eb - fmin(eb * 0.5, half_ulp);
-  float s = static_cast<float>(2.0 * eb_eff);
-  if (static_cast<double>(s) > 2.0 * eb_eff) s = nextafterf(s, 0.0f);
+  const double mag = dadd(fmax(fabs(mn), fabs(mx)), eb);
+  double half_ulp = dmul(mag, 5.9604644775390625e-8);  // 2^-24: double -> float
+  if constexpr (D == Dtype::kBfloat16) half_ulp = dadd(half_ulp, dmul(mag, 0.00390625));  // 2^-8
+  if constexpr (D == Dtype::kFloat16) {
+    half_ulp = dadd(dadd(half_ulp, dmul(mag, 0.00048828125)), 2.98023223876953125e-8);  // 2^-11, 2^-25
+  }
+  const double eb_eff = dsub(eb, fmin(dmul(eb, 0.5), half_ulp));
+  float s = static_cast<float>(dmul(2.0, eb_eff));
+  if (static_cast<double>(s) > dmul(2.0, eb_eff)) s = nextafterf(s, 0.0f);
   if (!(s >= 0.0f)) s = 0.0f;
   p.step = s;
-  p.inv_step = s > 0.0f ? 1.0 / static_cast<double>(s) : 0.0;
+  p.inv_step = s > 0.0f ? 1.0 / static_cast<double>(s) : 0.0;  // IEEE division on both sides
   p.bound = eb;
   return p;
 }
@@ -105,13 +131,13 @@ SQUEEZE_HD inline Params choose(double mn, double mx, double eb, bool float_offs
 template <Dtype D>
 SQUEEZE_HD inline int32_t quantize_one(float xf, const Params& p, bool* ok) {
   const double x = static_cast<double>(xf);
-  double q = (x - p.offset) * p.inv_step;
+  double q = dmul(dsub(x, p.offset), p.inv_step);
   q = q < -kMaxCode ? -kMaxCode : q;
   q = q > kMaxCode ? kMaxCode : q;
-  double r = (q + kRoundMagic) - kRoundMagic;
-  const double rec = p.offset + r * static_cast<double>(p.step);
+  double r = dsub(dadd(q, kRoundMagic), kRoundMagic);
+  const double rec = dadd(p.offset, dmul(r, static_cast<double>(p.step)));
   const float back = round_to<D>(static_cast<float>(rec));
-  const bool good = fabs(static_cast<double>(back) - x) <= p.bound;
+  const bool good = fabs(dsub(static_cast<double>(back), x)) <= p.bound;
   r = good ? r : 0.0;
   *ok = good;
   return static_cast<int32_t>(r);
