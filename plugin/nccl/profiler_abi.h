@@ -46,76 +46,89 @@ constexpr unsigned kProfilerNetTypeMask = ~0u << kProfilerNetVerBits;
 using nccl_profiler_event_state_t = int;  // ncclProfilerEventState_t (an enum of int size)
 constexpr nccl_profiler_event_state_t kProfilerNetPluginUpdate = 21;
 
+// The members of ncclProfilerEventDescr_v5_t's union, one per event type. (Named here
+// because standard C++ allows no type definitions inside an anonymous union.)
+struct nccl_profiler_descr_group_api {
+  bool graphCaptured;
+  int groupDepth;
+};
+struct nccl_profiler_descr_coll_api {
+  const char* func;
+  std::size_t count;
+  const char* datatype;
+  int root;
+  void* stream;
+  bool graphCaptured;
+};
+struct nccl_profiler_descr_p2p_api {
+  const char* func;
+  std::size_t count;
+  const char* datatype;
+  void* stream;
+  bool graphCaptured;
+};
+struct nccl_profiler_descr_kernel_launch {
+  void* stream;
+};
+struct nccl_profiler_descr_coll {
+  uint64_t seqNumber;
+  const char* func;
+  const void* sendBuff;
+  void* recvBuff;
+  std::size_t count;
+  int root;
+  const char* datatype;
+  uint8_t nChannels;
+  uint8_t nWarps;
+  const char* algo;
+  const char* proto;
+  void* parentGroup;
+};
+struct nccl_profiler_descr_p2p {
+  const char* func;
+  void* buff;
+  const char* datatype;
+  std::size_t count;
+  int peer;
+  uint8_t nChannels;
+  void* parentGroup;
+};
+struct nccl_profiler_descr_proxy_op {
+  pid_t pid;  // process that created the op: differs from ours under PXN
+  uint8_t channelId;
+  int peer;
+  int nSteps;
+  int chunkSize;
+  int isSend;
+};
+struct nccl_profiler_descr_proxy_step {
+  int step;
+};
+struct nccl_profiler_descr_kernel_ch {
+  uint8_t channelId;
+  uint64_t pTimer;
+};
+struct nccl_profiler_descr_net_plugin {
+  int64_t id;  // the pluginId the net plugin passed to the callback
+  void* data;  // the extData the net plugin passed to the callback
+};
+
 // ncclProfilerEventDescr_v5_t
 struct nccl_profiler_event_descr_v5 {
   uint64_t type;    // one kProfileXxx bit
   void* parentObj;  // handle the profiler returned for the parent event (may be NULL or stale)
   int rank;
   union {
-    struct {
-      bool graphCaptured;
-      int groupDepth;
-    } groupApi;
-    struct {
-      const char* func;
-      std::size_t count;
-      const char* datatype;
-      int root;
-      void* stream;
-      bool graphCaptured;
-    } collApi;
-    struct {
-      const char* func;
-      std::size_t count;
-      const char* datatype;
-      void* stream;
-      bool graphCaptured;
-    } p2pApi;
-    struct {
-      void* stream;
-    } kernelLaunch;
-    struct {
-      uint64_t seqNumber;
-      const char* func;
-      const void* sendBuff;
-      void* recvBuff;
-      std::size_t count;
-      int root;
-      const char* datatype;
-      uint8_t nChannels;
-      uint8_t nWarps;
-      const char* algo;
-      const char* proto;
-      void* parentGroup;
-    } coll;
-    struct {
-      const char* func;
-      void* buff;
-      const char* datatype;
-      std::size_t count;
-      int peer;
-      uint8_t nChannels;
-      void* parentGroup;
-    } p2p;
-    struct {
-      pid_t pid;  // process that created the op: differs from ours under PXN
-      uint8_t channelId;
-      int peer;
-      int nSteps;
-      int chunkSize;
-      int isSend;
-    } proxyOp;
-    struct {
-      int step;
-    } proxyStep;
-    struct {
-      uint8_t channelId;
-      uint64_t pTimer;
-    } kernelCh;
-    struct {
-      int64_t id;  // the pluginId the net plugin passed to the callback
-      void* data;  // the extData the net plugin passed to the callback
-    } netPlugin;
+    nccl_profiler_descr_group_api groupApi;
+    nccl_profiler_descr_coll_api collApi;
+    nccl_profiler_descr_p2p_api p2pApi;
+    nccl_profiler_descr_kernel_launch kernelLaunch;
+    nccl_profiler_descr_coll coll;
+    nccl_profiler_descr_p2p p2p;
+    nccl_profiler_descr_proxy_op proxyOp;
+    nccl_profiler_descr_proxy_step proxyStep;
+    nccl_profiler_descr_kernel_ch kernelCh;
+    nccl_profiler_descr_net_plugin netPlugin;
   };
 };
 
