@@ -146,6 +146,32 @@ TEST_F(CollectiveEmulator, DefaultPolicyIsBitExactInBfloat16) {
   }
 }
 
+TEST_F(CollectiveEmulator, ProfilerChainCarriesTheDtypeToThePolicy) {
+  // The DLRM policy quantizes float all-to-alls; only the profiler chain tells the plugin the
+  // data is float32. SQUEEZE_BYPASS=off makes the plugin compress even where loopback is too
+  // fast for compression to pay.
+  const std::string policy = std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json";
+  setenv("SQUEEZE_BYPASS", "off", 1);
+  Outcome on = run_tool({"-n", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
+                         "--iters", "1", "--warmup", "0", "--check", "--max-error", "0.1", "--timeout", "30"});
+  Outcome off = run_tool({"-n", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
+                          "--iters", "1", "--warmup", "0", "--check", "--chain", "off", "--timeout", "30"});
+  unsetenv("SQUEEZE_BYPASS");
+  ASSERT_EQ(on.status, 0) << on.err << on.out;
+  ASSERT_EQ(off.status, 0) << off.err << off.out;
+  auto with_chain = json_lines(on.out), without = json_lines(off.out);
+  ASSERT_EQ(with_chain.size(), 1u);
+  ASSERT_EQ(without.size(), 1u);
+  // Quantized: smaller on the wire, within the bound, not exact.
+  EXPECT_EQ(with_chain[0]["chain"], true);
+  EXPECT_GT(with_chain[0]["ratio"].get<double>(), 2.0) << with_chain[0].dump();
+  EXPECT_GT(with_chain[0]["max_abs_err"].get<double>(), 0.0);
+  EXPECT_LE(with_chain[0]["max_abs_err"].get<double>(), 0.1);
+  // Without the chain the dtype is unknown: the rule's lossless fallback, bit-exact.
+  EXPECT_EQ(without[0]["chain"], false);
+  EXPECT_EQ(without[0]["bit_exact"], true) << without[0].dump();
+}
+
 TEST_F(CollectiveEmulator, BadOptionsAreNamed) {
   Outcome o = run_tool({"-n", "2", "--dtype", "int8"});
   EXPECT_EQ(o.status, 2);
