@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compress/crc32c.h"
+#include "compress/crc32c_combine.h"
 
 namespace squeeze::compress {
 namespace {
@@ -41,6 +42,23 @@ TEST(Crc32c, HardwareAndPortableAgreeAndExtensionComposes) {
   }
   EXPECT_EQ(crc32c(data.data(), 4096), crc32c_extend_portable(0, data.data(), 4096));
   std::printf("crc32c hardware accelerated: %s\n", crc32c_hardware_accelerated() ? "yes" : "no");
+}
+
+TEST(Crc32c, CombineOfPartsEqualsCrcOfWhole) {
+  std::mt19937 rng(4);
+  std::vector<uint8_t> data(20000);
+  for (auto& b : data) b = static_cast<uint8_t>(rng());
+  for (std::size_t cut : {0u, 1u, 7u, 4096u, 12345u, 20000u}) {
+    const uint32_t a = crc32c(data.data(), cut);
+    const uint32_t b = crc32c(data.data() + cut, data.size() - cut);
+    EXPECT_EQ(crc32c_combine(a, b, data.size() - cut), crc32c(data.data(), data.size())) << cut;
+  }
+  uint32_t folded = crc32c(data.data(), 0);  // fold 4 KiB chunks in order, as the GPU does
+  for (std::size_t off = 0; off < data.size(); off += 4096) {
+    const std::size_t len = std::min<std::size_t>(4096, data.size() - off);
+    folded = crc32c_combine(folded, crc32c(data.data() + off, len), len);
+  }
+  EXPECT_EQ(folded, crc32c(data.data(), data.size()));
 }
 
 }  // namespace
