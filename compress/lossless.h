@@ -2,8 +2,9 @@
 //
 // The input is cut into independent 4096-byte blocks (a GPU encodes them in parallel and
 // places them after a prefix sum of their sizes). A block is all zero (costs only its size
-// entry), raw, or packed: a two-level map of its nonzero 16-byte groups, then the nonzero
-// groups split into byte planes (float elements first rotated left by one bit so the sign
+// entry), raw, or packed: a two-level map of its nonzero 16-byte groups (or, for data
+// with scattered zero elements such as ReLU outputs, of its nonzero elements), then the
+// nonzero parts split into byte planes (float elements first rotated left by one bit so the sign
 // sits in the low byte and the exponent fills the high byte), each plane cut into segments
 // of up to 256 bytes that are stored as "all equal", frame-of-reference bit-packed with
 // 1..7 bits, or raw. Byte layout: compress/FORMAT.md, "Lossless body".
@@ -25,6 +26,9 @@ inline constexpr unsigned kLosslessGroupShift = 4;  // 16-byte groups in the zer
 inline constexpr std::size_t kLosslessGroupBytes = std::size_t{1} << kLosslessGroupShift;
 inline constexpr std::size_t kLosslessSegment = 256;  // plane bytes per packing segment
 inline constexpr uint8_t kLosslessFlagRotate = 1;     // flags bit 0: elements rotated (width > 1)
+// First byte of a packed block: what one bit of its zero map covers.
+inline constexpr uint8_t kLosslessMapGroups = 0;    // a 16-byte group
+inline constexpr uint8_t kLosslessMapElements = 1;  // one element (width bytes)
 // Segment header byte: 0..7 = bit width k (base byte follows), 8 = raw.
 inline constexpr uint8_t kLosslessSegmentRaw = 8;
 

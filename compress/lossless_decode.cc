@@ -24,38 +24,47 @@ Status corrupt(const std::string& what, std::size_t offset) {
 
 inline uint16_t load_le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 
-// The group map of a packed block: l0 rebuilt from the L1 bitmap and the nonzero L0 bytes.
 struct GroupMap {
-  uint8_t l0[kLosslessBlockBytes / kLosslessGroupBytes / 8] = {};
+  uint8_t l0[kLosslessBlockBytes / 8] = {};
+  std::size_t group_bytes = 0;  // bytes one map bit covers
   std::size_t groups = 0;
-  std::size_t nonzero = 0;  // nonzero groups
-  std::size_t bytes = 0;    // bytes of the nonzero groups
+  std::size_t bytes = 0;        // bytes of the nonzero groups
+  bool all = false;             // every group is nonzero
 };
 
-// Parses the map at p (n bytes available, block of len bytes starting at body offset at).
-Status read_map(const uint8_t* p, std::size_t n, std::size_t len, std::size_t at, GroupMap* m, std::size_t* used) {
-  m->groups = (len + kLosslessGroupBytes - 1) / kLosslessGroupBytes;
+// Parses the granularity byte and the two-level map at p (n bytes available) of a block of
+// len bytes at body offset `at`; *used = bytes it occupies.
+Status read_map(const uint8_t* p, std::size_t n, std::size_t len, std::size_t w, std::size_t at, GroupMap* m,
+                std::size_t* used) {
+  if (n == 0) return corrupt("packed block is empty", at);
+  if (p[0] != kLosslessMapGroups && p[0] != kLosslessMapElements) {
+    return corrupt("zero-map granularity " + std::to_string(p[0]) + " (want 0 or 1)", at);
+  }
+  m->group_bytes = p[0] == kLosslessMapElements ? w : kLosslessGroupBytes;
+  m->groups = (len + m->group_bytes - 1) / m->group_bytes;
   const std::size_t l0_bytes = (m->groups + 7) / 8;
   const std::size_t l1_bytes = (l0_bytes + 7) / 8;
-  if (n < l1_bytes) return corrupt("block group map runs past the block", at);
-  const uint8_t* l1 = p;
-  std::size_t k = l1_bytes;
+  if (n - 1 < l1_bytes) return corrupt("block zero map runs past the block", at + 1);
+  const uint8_t* l1 = p + 1;
+  std::size_t k = 1 + l1_bytes;
+  std::size_t nonzero = 0;
   for (std::size_t j8 = 0; j8 < l1_bytes; ++j8) {
     for (unsigned bits = l1[j8]; bits != 0; bits &= bits - 1) {
       const std::size_t j = j8 * 8 + static_cast<std::size_t>(std::countr_zero(bits));
-      if (j >= l0_bytes) return corrupt("group map level-1 bit " + std::to_string(j) + " past the map", at + j8);
-      if (k == n) return corrupt("block group map runs past the block", at + k);
-      if (p[k] == 0) return corrupt("group map lists a zero byte", at + k);
+      if (j >= l0_bytes) return corrupt("zero map level-1 bit " + std::to_string(j) + " past the map", at + 1 + j8);
+      if (k == n) return corrupt("block zero map runs past the block", at + k);
+      if (p[k] == 0) return corrupt("zero map lists a zero byte", at + k);
       m->l0[j] = p[k++];
-      m->nonzero += static_cast<std::size_t>(std::popcount(m->l0[j]));
+      nonzero += static_cast<std::size_t>(std::popcount(m->l0[j]));
     }
   }
   const std::size_t last = m->groups - 1;
   if ((m->groups & 7) != 0 && (m->l0[l0_bytes - 1] >> (m->groups & 7)) != 0) {
-    return corrupt("group map marks groups past the block", at);
+    return corrupt("zero map marks groups past the block", at);
   }
-  m->bytes = m->nonzero * kLosslessGroupBytes;
-  if ((m->l0[last >> 3] >> (last & 7) & 1u) != 0) m->bytes -= m->groups * kLosslessGroupBytes - len;
+  m->bytes = nonzero * m->group_bytes;
+  if ((m->l0[last >> 3] >> (last & 7) & 1u) != 0) m->bytes -= m->groups * m->group_bytes - len;
+  m->all = nonzero == m->groups;
   *used = k;
   return Status::Ok();
 }
@@ -64,7 +73,7 @@ Status read_map(const uint8_t* p, std::size_t n, std::size_t len, std::size_t at
 Status check_packed(const uint8_t* p, std::size_t size, std::size_t len, std::size_t w, std::size_t at) {
   GroupMap map;
   std::size_t k = 0;
-  if (Status s = read_map(p, size, len, at, &map, &k); !s.ok()) return s;
+  if (Status s = read_map(p, size, len, w, at, &map, &k); !s.ok()) return s;
   const std::size_t m = map.bytes / w;
   for (std::size_t plane = 0; plane < w; ++plane) {
     for (std::size_t s0 = 0; s0 < m; s0 += kLosslessSegment) {
@@ -95,7 +104,7 @@ Status check_packed(const uint8_t* p, std::size_t size, std::size_t len, std::si
 void decode_packed(const uint8_t* p, std::size_t size, std::size_t len, std::size_t w, uint8_t* out) {
   GroupMap map;
   std::size_t k = 0;
-  read_map(p, size, len, 0, &map, &k);
+  read_map(p, size, len, w, 0, &map, &k);
   const std::size_t m = map.bytes / w;
   alignas(16) uint8_t planes[kLosslessBlockBytes];
   for (std::size_t plane = 0; plane < w; ++plane) {
@@ -116,7 +125,7 @@ void decode_packed(const uint8_t* p, std::size_t size, std::size_t len, std::siz
       }
     }
   }
-  if (map.nonzero == map.groups) {
+  if (map.all) {
     merge_planes(planes, m, w, out);
     return;
   }
@@ -126,9 +135,9 @@ void decode_packed(const uint8_t* p, std::size_t size, std::size_t len, std::siz
   std::size_t from = 0;
   for (std::size_t g = 0; g < map.groups; ++g) {
     if ((map.l0[g >> 3] >> (g & 7) & 1u) == 0) continue;
-    const std::size_t off = g * kLosslessGroupBytes;
-    const std::size_t n = std::min(kLosslessGroupBytes, len - off);
-    std::memcpy(out + off, gathered + from, n);
+    const std::size_t off = g * map.group_bytes;
+    const std::size_t n = std::min(map.group_bytes, len - off);
+    lossless_detail::copy_small(out + off, gathered + from, n);
     from += n;
   }
 }

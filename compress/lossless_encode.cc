@@ -23,12 +23,49 @@ inline void store_le16(uint8_t* p, uint16_t v) {
   p[1] = static_cast<uint8_t>(v >> 8);
 }
 
-bool group_nonzero(const uint8_t* p, std::size_t n) {
-  if (n == kLosslessGroupBytes) {
+// nz[e] = 1 when element e (w bytes) is nonzero; returns how many are.
+std::size_t mark_nonzero(const uint8_t* in, std::size_t elems, std::size_t w, uint8_t* nz) {
+  std::size_t count = 0;
+  if (w == 4) {
+    for (std::size_t e = 0; e < elems; ++e) {
+      uint32_t v;
+      std::memcpy(&v, in + 4 * e, 4);
+      nz[e] = v != 0;
+      count += nz[e];
+    }
+  } else if (w == 2) {
+    for (std::size_t e = 0; e < elems; ++e) {
+      uint16_t v;
+      std::memcpy(&v, in + 2 * e, 2);
+      nz[e] = v != 0;
+      count += nz[e];
+    }
+  } else {
+    for (std::size_t e = 0; e < elems; ++e) {
+      nz[e] = in[e] != 0;
+      count += nz[e];
+    }
+  }
+  return count;
+}
+
+// 1 when any of the n (<= 16) flags at p is set.
+inline uint8_t any_set(const uint8_t* p, std::size_t n) {
+  if (n == 16) {
     uint64_t a, b;
     std::memcpy(&a, p, 8);
     std::memcpy(&b, p + 8, 8);
     return (a | b) != 0;
+  }
+  if (n == 8) {
+    uint64_t a;
+    std::memcpy(&a, p, 8);
+    return a != 0;
+  }
+  if (n == 4) {
+    uint32_t a;
+    std::memcpy(&a, p, 4);
+    return a != 0;
   }
   uint8_t acc = 0;
   for (std::size_t i = 0; i < n; ++i) acc = static_cast<uint8_t>(acc | p[i]);
@@ -61,24 +98,48 @@ uint8_t* put_segment(const uint8_t* v, std::size_t s, uint8_t* o, const uint8_t*
 }  // namespace
 
 std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_t width, uint8_t* out) {
-  const std::size_t groups = (len + kLosslessGroupBytes - 1) / kLosslessGroupBytes;
-  uint8_t l0[kLosslessBlockBytes / kLosslessGroupBytes / 8] = {};
-  std::size_t nonzero = 0;
-  for (std::size_t g = 0; g < groups; ++g) {
-    const std::size_t off = g * kLosslessGroupBytes;
-    if (group_nonzero(in + off, std::min(kLosslessGroupBytes, len - off))) {
-      l0[g >> 3] = static_cast<uint8_t>(l0[g >> 3] | (1u << (g & 7)));
-      ++nonzero;
+  const std::size_t w = width;
+  const std::size_t elems = len / w;
+  alignas(16) uint8_t nz[kLosslessBlockBytes];  // 1 per nonzero element
+  const std::size_t nonzero_elems = mark_nonzero(in, elems, w, nz);
+  if (nonzero_elems == 0) return 0;
+
+  // Granularity of the zero map: 16-byte groups, or single elements when that removes
+  // enough more zero bytes to pay for its larger map (estimated in bits, FORMAT.md).
+  const std::size_t per_group = kLosslessGroupBytes / w;
+  const std::size_t groups16 = (elems + per_group - 1) / per_group;
+  alignas(16) uint8_t group_any[kLosslessBlockBytes / kLosslessGroupBytes];
+  std::size_t zero_group_bytes = 0, zero_groups = 0;
+  if (nonzero_elems == elems) {
+    std::memset(group_any, 1, groups16);
+  } else {
+    for (std::size_t g = 0; g < groups16; ++g) {
+      const std::size_t e0 = g * per_group;
+      group_any[g] = any_set(nz + e0, std::min(per_group, elems - e0));
+      if (group_any[g] == 0) {
+        zero_group_bytes += std::min(per_group, elems - e0) * w;
+        ++zero_groups;
+      }
     }
   }
-  if (nonzero == 0) return 0;
+  const auto gain_elem = static_cast<int64_t>(8 * w * (elems - nonzero_elems)) - static_cast<int64_t>(elems);
+  const auto gain_group = static_cast<int64_t>(8 * zero_group_bytes) - static_cast<int64_t>(groups16);
+  const bool by_element = gain_elem > gain_group;
+  const std::size_t ge = by_element ? 1 : per_group;  // elements per map bit
+  const std::size_t groups = by_element ? elems : groups16;
+  const uint8_t* bit = by_element ? nz : group_any;  // 0/1 per map bit
+
+  uint8_t l0[kLosslessBlockBytes / 8] = {};
+  for (std::size_t g = 0; g < groups; ++g) l0[g >> 3] = static_cast<uint8_t>(l0[g >> 3] | (bit[g] << (g & 7)));
+  const std::size_t nonzero_groups = by_element ? nonzero_elems : groups16 - zero_groups;
 
   uint8_t* o = out;
   const uint8_t* const end = out + len - 1;  // a packed block must be smaller than len
   const std::size_t l0_bytes = (groups + 7) / 8;
   const std::size_t l1_bytes = (l0_bytes + 7) / 8;
-  bool fits = static_cast<std::size_t>(end - o) >= l1_bytes + l0_bytes;
+  bool fits = static_cast<std::size_t>(end - o) >= 1 + l1_bytes + l0_bytes;
   if (fits) {
+    *o++ = by_element ? kLosslessMapElements : kLosslessMapGroups;
     std::memset(o, 0, l1_bytes);
     uint8_t* l1 = o;
     o += l1_bytes;
@@ -94,21 +155,21 @@ std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_
   alignas(16) uint8_t planes[kLosslessBlockBytes];
   const uint8_t* data = in;
   std::size_t bytes = len;
-  if (fits && nonzero < groups) {
+  if (fits && nonzero_groups < groups) {
     bytes = 0;
     for (std::size_t g = 0; g < groups; ++g) {
       if ((l0[g >> 3] >> (g & 7) & 1u) == 0) continue;
-      const std::size_t off = g * kLosslessGroupBytes;
-      const std::size_t n = std::min(kLosslessGroupBytes, len - off);
-      std::memcpy(gathered + bytes, in + off, n);
+      const std::size_t off = g * ge * w;
+      const std::size_t n = std::min(ge * w, len - off);
+      lossless_detail::copy_small(gathered + bytes, in + off, n);
       bytes += n;
     }
     data = gathered;
   }
   if (fits) {
-    const std::size_t m = bytes / width;
-    split_planes(data, m, width, planes);
-    for (std::size_t p = 0; p < width && o != nullptr; ++p) {
+    const std::size_t m = bytes / w;
+    split_planes(data, m, w, planes);
+    for (std::size_t p = 0; p < w && o != nullptr; ++p) {
       for (std::size_t s0 = 0; s0 < m && o != nullptr; s0 += kLosslessSegment) {
         o = put_segment(planes + p * m + s0, std::min(kLosslessSegment, m - s0), o, end);
       }

@@ -3,11 +3,25 @@
 // lossless_encode.cc / lossless_decode.cc.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 namespace squeeze::compress::lossless_detail {
+
+static_assert(std::endian::native == std::endian::little, "bit packing assumes a little-endian host");
+
+// memcpy with the common small sizes inlined (zero-map groups are 1, 2, 4 or 16 bytes).
+inline void copy_small(uint8_t* dst, const uint8_t* src, std::size_t n) {
+  switch (n) {
+    case 16: std::memcpy(dst, src, 16); break;
+    case 4: std::memcpy(dst, src, 4); break;
+    case 2: std::memcpy(dst, src, 2); break;
+    case 1: *dst = *src; break;
+    default: std::memcpy(dst, src, n);
+  }
+}
 
 // Element i of width w (1, 2, 4), rotated left by one bit (sign to bit 0), split into w
 // planes: plane p (at planes + p * n) holds byte p of every rotated element.
@@ -64,7 +78,11 @@ inline void pack_bits(const uint8_t* v, std::size_t s, uint8_t base, unsigned k,
   for (; i + 8 <= s; i += 8) {
     uint64_t acc = 0;
     for (unsigned j = 0; j < 8; ++j) acc |= static_cast<uint64_t>(static_cast<uint8_t>(v[i + j] - base)) << (j * k);
-    for (unsigned b = 0; b < k; ++b) out[b] = static_cast<uint8_t>(acc >> (8 * b));
+    if (packed_bytes(s - i, k) >= 8) {
+      std::memcpy(out, &acc, 8);  // the bytes past k are rewritten by the next group
+    } else {
+      for (unsigned b = 0; b < k; ++b) out[b] = static_cast<uint8_t>(acc >> (8 * b));
+    }
     out += k;
   }
   if (i < s) {
@@ -81,7 +99,11 @@ inline void unpack_bits(const uint8_t* in, std::size_t s, uint8_t base, unsigned
   std::size_t i = 0;
   for (; i + 8 <= s; i += 8) {
     uint64_t acc = 0;
-    for (unsigned b = 0; b < k; ++b) acc |= static_cast<uint64_t>(in[b]) << (8 * b);
+    if (packed_bytes(s - i, k) >= 8) {
+      std::memcpy(&acc, in, 8);  // bits past 8k belong to the next group: masked off below
+    } else {
+      for (unsigned b = 0; b < k; ++b) acc |= static_cast<uint64_t>(in[b]) << (8 * b);
+    }
     for (unsigned j = 0; j < 8; ++j) out[i + j] = static_cast<uint8_t>(base + ((acc >> (j * k)) & mask));
     in += k;
   }

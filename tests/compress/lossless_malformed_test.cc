@@ -104,14 +104,20 @@ TEST(LosslessMalformed, BadSizeTable) {
 TEST(LosslessMalformed, BadPackedBlockStructure) {
   const std::vector<uint8_t> good = valid_body();
   const std::size_t start = 4 + 2 * 5 + block_size(good, 0);  // block 1, packed
-  // L1 of a 256-group block is 4 bytes; its first set bit lists the first L0 byte.
+  // Granularity byte, then L1 (16 bytes for 1024 element bits, 4 for 256 groups), then
+  // the listed L0 bytes.
+  ASSERT_EQ(good[start], kLosslessMapElements);  // every 50th element is nonzero
+  const std::size_t l1 = 16;
   std::vector<uint8_t> b = good;
-  b[start + 4] = 0;  // a listed L0 byte that is zero
+  b[start] = 2;
+  expect_error(b, Status::Code::kCorrupt, "granularity");
+  b = good;
+  b[start + 1 + l1] = 0;  // a listed L0 byte that is zero
   expect_error(b, Status::Code::kCorrupt, "zero byte");
-  // Find the first segment header (after L1 and the listed L0 bytes) and break it.
+  // Find the first segment header and break it.
   std::size_t listed = 0;
-  for (int i = 0; i < 4; ++i) listed += static_cast<std::size_t>(__builtin_popcount(good[start + static_cast<std::size_t>(i)]));
-  const std::size_t seg = start + 4 + listed;
+  for (std::size_t i = 1; i <= l1; ++i) listed += static_cast<std::size_t>(__builtin_popcount(good[start + i]));
+  const std::size_t seg = start + 1 + l1 + listed;
   b = good;
   b[seg] = 9;
   expect_error(b, Status::Code::kCorrupt, "bit width 9");
@@ -129,13 +135,18 @@ TEST(LosslessMalformed, HandMadeBlocks) {
     decode_guarded(b, Dtype::kBytes, 16, &s, lossless_decode_body);
     return s;
   };
-  EXPECT_TRUE(dec(body({1, 1, 0, 7})).ok());                       // all bytes 7
-  EXPECT_TRUE(dec(body({1, 1, 1, 0, 0xff, 0xff})).ok());           // 1-bit: bytes 0/1
-  EXPECT_NE(dec(body({3, 1, 0, 7})).message().find("past the map"), std::string::npos);
-  EXPECT_NE(dec(body({1, 2, 0, 7})).message().find("past the block"), std::string::npos);
-  EXPECT_NE(dec(body({1, 1, 0, 7, 0})).message().find("stray"), std::string::npos);
-  EXPECT_NE(dec(body({1, 1, 1, 0})).message().find("runs past"), std::string::npos);
-  EXPECT_NE(dec(body({1})).message().find("runs past"), std::string::npos);
+  // Granularity 0: one 16-byte group; L1 = 1, L0 = 1, then one segment.
+  EXPECT_TRUE(dec(body({0, 1, 1, 0, 7})).ok());              // all bytes 7
+  EXPECT_TRUE(dec(body({0, 1, 1, 1, 0, 0xff, 0xff})).ok());  // 1-bit: bytes 0/1
+  EXPECT_NE(dec(body({0, 3, 1, 0, 7})).message().find("past the map"), std::string::npos);
+  EXPECT_NE(dec(body({0, 1, 2, 0, 7})).message().find("past the block"), std::string::npos);
+  EXPECT_NE(dec(body({0, 1, 1, 0, 7, 0})).message().find("stray"), std::string::npos);
+  EXPECT_NE(dec(body({0, 1, 1, 1, 0})).message().find("runs past"), std::string::npos);
+  EXPECT_NE(dec(body({0, 1})).message().find("runs past"), std::string::npos);
+  EXPECT_NE(dec(body({5, 1, 1, 0, 7})).message().find("granularity"), std::string::npos);
+  // Granularity 1 (bytes: one bit per byte): 16 bits = L0 2 bytes, L1 1 byte (bits 0, 1).
+  // Bytes 0 and 9 nonzero: L0 = {0x01, 0x02}; the two bytes 5 and 6 as one 1-bit segment.
+  EXPECT_TRUE(dec(body({1, 3, 0x01, 0x02, 1, 5, 0x02})).ok());
   // 12 bytes at 1 bit: 2 bytes, the top 4 bits of the second are padding.
   auto dec12 = [&](std::vector<uint8_t> block) {
     std::vector<uint8_t> b = {12, 4, 0, 0, static_cast<uint8_t>(block.size()), 0};
@@ -144,8 +155,8 @@ TEST(LosslessMalformed, HandMadeBlocks) {
     decode_guarded(b, Dtype::kBytes, 12, &s, lossless_decode_body);
     return s;
   };
-  EXPECT_TRUE(dec12({1, 1, 1, 0, 0xff, 0x0f}).ok());
-  EXPECT_NE(dec12({1, 1, 1, 0, 0xff, 0x1f}).message().find("padding"), std::string::npos);
+  EXPECT_TRUE(dec12({0, 1, 1, 1, 0, 0xff, 0x0f}).ok());
+  EXPECT_NE(dec12({0, 1, 1, 1, 0, 0xff, 0x1f}).message().find("padding"), std::string::npos);
 }
 
 TEST(LosslessMalformed, DestinationTooSmall) {

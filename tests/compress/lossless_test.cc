@@ -87,6 +87,25 @@ TEST(Lossless, FloatsCompressSomewhatAndNeverExpandBeyondTheTable) {
   EXPECT_GT(round_trip(Dtype::kFloat32, td::to_dtype(c, Dtype::kFloat32), "constant"), 50.0);
 }
 
+TEST(Lossless, ScatteredZeroElementsUseAnElementMap) {
+  // ReLU outputs: about half the elements exactly zero, scattered.
+  std::vector<float> v = td::make_floats(td::Dist::kGaussian, 1 << 20, 13);
+  for (float& f : v) f = f + 0.1f > 0.0f ? f + 0.1f : 0.0f;
+  for (Dtype dt : {Dtype::kFloat32, Dtype::kBfloat16}) {
+    const std::vector<uint8_t> in = td::to_dtype(v, dt);
+    EXPECT_GT(round_trip(dt, in, "relu"), dt == Dtype::kFloat32 ? 1.6 : 1.8);
+    std::vector<uint8_t> block(kLosslessBlockBytes);
+    ASSERT_LT(lossless_encode_block(in.data(), kLosslessBlockBytes, dtype_size(dt), block.data()), kLosslessBlockBytes);
+    EXPECT_EQ(block[0], kLosslessMapElements);
+  }
+  // Whole zero rows keep the coarser map.
+  const auto rows = testgen::sparse_rows(64, 64, 0.3, 14);
+  std::vector<uint8_t> block(kLosslessBlockBytes);
+  const auto in = td::to_dtype(rows, Dtype::kFloat32);
+  ASSERT_LT(lossless_encode_block(in.data(), kLosslessBlockBytes, 4, block.data()), kLosslessBlockBytes);
+  EXPECT_EQ(block[0], kLosslessMapGroups);
+}
+
 TEST(Lossless, EverySegmentWidthRoundTrips) {
   // One 256-byte block per width: values base + [0, 2^k) packed at k bits, or raw.
   std::mt19937_64 rng(9);
@@ -99,9 +118,9 @@ TEST(Lossless, EverySegmentWidthRoundTrips) {
       in[1] = 255;
     }
     const std::vector<uint8_t> body = encode(Dtype::kBytes, in);
-    // header 4, table 2, map: L1 1 + L0 2 bytes, then one segment.
+    // header 4, table 2, granularity 1 + map (L1 1 + L0 2 bytes), then one segment.
     const std::size_t seg = k == 8 ? 1 + 256 : 2 + 256 * k / 8;
-    const std::size_t block = 3 + seg < 256 ? 3 + seg : 256;
+    const std::size_t block = 4 + seg < 256 ? 4 + seg : 256;
     EXPECT_EQ(body.size(), 6 + block) << "k=" << k;
     round_trip(Dtype::kBytes, in, "width " + std::to_string(k));
     for (std::size_t len : {1ul, 5ul, 17ul, 100ul}) {  // partial groups and short segments
@@ -120,7 +139,20 @@ TEST(Lossless, BlocksAreZeroRawOrPackedAsTheyShouldBe) {
   EXPECT_EQ(out, noise);
   std::vector<uint8_t> one(kLosslessBlockBytes, 0);
   one[2000] = 7;
-  EXPECT_LT(lossless_encode_block(one.data(), one.size(), 4, out.data()), 16u);
+  EXPECT_LT(lossless_encode_block(one.data(), one.size(), 4, out.data()), 24u);
+}
+
+TEST(Lossless, ZeroTailInAPartialLastGroup) {
+  // Found by the fuzzer: a block whose only zero group is its short last one.
+  for (std::size_t len : {22ul, 86ul, 100ul, 4092ul}) {
+    for (std::size_t zeros = 1; zeros <= 15 && zeros < len; ++zeros) {
+      std::vector<uint8_t> in(len, 0x0c);
+      std::fill(in.end() - static_cast<std::ptrdiff_t>(zeros), in.end(), 0);
+      for (Dtype dt : {Dtype::kBytes, Dtype::kBfloat16, Dtype::kFloat32}) {
+        if (len % dtype_size(dt) == 0) round_trip(dt, in, "zero tail " + std::to_string(zeros));
+      }
+    }
+  }
 }
 
 TEST(Lossless, MixedBlocksAndPartialLastBlock) {
