@@ -185,3 +185,31 @@ TEST(Lossless, DeterministicAndNoSpaceWhenDstIsSmall) {
 
 }  // namespace
 }  // namespace squeeze::compress
+
+namespace squeeze::compress {
+namespace {
+
+TEST(LosslessFrame, RoundTripsThroughTheFrameApi) {
+  const auto rows = testgen::sparse_rows(4096, 64, 0.01, 40);
+  CodecParams cp;
+  cp.codec = CodecId::kLossless;
+  cp.checksum = true;
+  for (Dtype dt : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kBytes}) {
+    std::vector<uint8_t> in = td::to_dtype(rows, dt == Dtype::kBytes ? Dtype::kFloat32 : dt);
+    EncodeRequest req{dt, in.data(), in.size() / dtype_size(dt), &cp, nullptr};
+    std::vector<uint8_t> frame(max_frame_bytes(req));
+    std::size_t n = 0;
+    ASSERT_TRUE(encode_frame(req, frame, &n).ok());
+    FrameInfo info;
+    ASSERT_TRUE(peek_frame(std::span<const uint8_t>(frame.data(), n), &info).ok());
+    EXPECT_EQ(info.codec, CodecId::kLossless);
+    EXPECT_GT(in.size() / n, 20u) << dtype_name(dt);
+    std::vector<uint8_t> out(in.size());
+    std::size_t written = 0;
+    ASSERT_TRUE(decode_frame(std::span<const uint8_t>(frame.data(), n), out, &written).ok());
+    EXPECT_EQ(out, in);
+  }
+}
+
+}  // namespace
+}  // namespace squeeze::compress

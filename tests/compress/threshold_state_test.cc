@@ -202,3 +202,46 @@ TEST(ThresholdState, FeedbackOffClearsTheResidualAndNullStateIgnoresIt) {
 
 }  // namespace
 }  // namespace squeeze::compress
+
+namespace squeeze::compress {
+namespace {
+
+// The frame layer dispatches to the threshold body, passes the stream state through, and
+// falls back to a stored frame (leaving the state alone) when thresholding would not pay.
+TEST(ThresholdFrame, EncodesThroughTheFrameApiWithState) {
+  CodecParams cp;
+  cp.codec = CodecId::kThreshold;
+  cp.threshold.keep = 0.01;
+  cp.threshold.error_feedback = true;
+  ThresholdState st;
+  const std::vector<float> x = gaussian(100000, 30);
+  EncodeRequest req{Dtype::kFloat32, x.data(), x.size(), &cp, &st};
+  std::vector<uint8_t> frame(max_frame_bytes(req));
+  std::size_t n = 0;
+  ASSERT_TRUE(encode_frame(req, frame, &n).ok());
+  FrameInfo info;
+  ASSERT_TRUE(peek_frame(std::span<const uint8_t>(frame.data(), n), &info).ok());
+  EXPECT_EQ(info.codec, CodecId::kThreshold);
+  EXPECT_GT(x.size() * 4 / n, 40u);
+  EXPECT_EQ(st.messages(), 1u);
+  EXPECT_EQ(st.residual().size(), x.size());
+  std::vector<float> out(x.size());
+  std::size_t written = 0;
+  ASSERT_TRUE(decode_frame(std::span<const uint8_t>(frame.data(), n),
+                           std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size() * 4), &written)
+                  .ok());
+  EXPECT_EQ(written, x.size() * 4);
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(out[i] == 0.0f || out[i] == x[i]) << i;
+
+  // Tiny messages cannot shrink: stored frame, state untouched.
+  const std::vector<float> r(st.residual().begin(), st.residual().end());
+  EncodeRequest tiny{Dtype::kFloat32, x.data(), 3, &cp, &st};
+  ASSERT_TRUE(encode_frame(tiny, frame, &n).ok());
+  ASSERT_TRUE(peek_frame(std::span<const uint8_t>(frame.data(), n), &info).ok());
+  EXPECT_EQ(info.codec, CodecId::kStored);
+  EXPECT_EQ(st.messages(), 1u);
+  EXPECT_EQ(std::vector<float>(st.residual().begin(), st.residual().end()), r);
+}
+
+}  // namespace
+}  // namespace squeeze::compress
