@@ -42,7 +42,8 @@ std::vector<std::size_t> size_list(const Options& o) {
 bool row_passes(const Options& o, const Row& r) {
   std::string why;
   if (o.max_error < 0 && r.differing != 0)
-    why = std::to_string(r.differing) + " elements not bit-exact (max error " + std::to_string(r.max_err) + ")";
+    why = std::to_string(r.differing) + " results not bit-exact, counted over ranks and iterations (max error " +
+          std::to_string(r.max_err) + ")";
   else if (o.max_error >= 0 && !(r.max_err <= o.max_error))
     why = "max error " + std::to_string(r.max_err) + " above --max-error " + std::to_string(o.max_error);
   if (r.agree == 0) why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";

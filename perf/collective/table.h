@@ -23,7 +23,7 @@ struct Row {
   double ratio = 1;            // bytes handed to the plugin / bytes it put on the wire
   uint64_t handed = 0, wire = 0;
   double max_err = 0;          // max |out - exact| over ranks and iterations (NaN: NaN mismatch)
-  uint64_t differing = 0;      // elements not bit-identical to the exact result
+  uint64_t differing = 0;      // elements not bit-identical to the exact result, summed over ranks and iterations
   int agree = -1;              // all-reduce: 1 all ranks bit-identical, 0 not; -1 not applicable
 };
 
