@@ -137,7 +137,9 @@ std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_
   const uint8_t* const end = out + len - 1;  // a packed block must be smaller than len
   const std::size_t l0_bytes = (groups + 7) / 8;
   const std::size_t l1_bytes = (l0_bytes + 7) / 8;
-  bool fits = static_cast<std::size_t>(end - o) >= 1 + l1_bytes + l0_bytes;
+  std::size_t listed = 0;  // nonzero L0 bytes, stored after L1
+  for (std::size_t j = 0; j < l0_bytes; ++j) listed += l0[j] != 0;
+  bool fits = static_cast<std::size_t>(end - o) >= 1 + l1_bytes + listed;
   if (fits) {
     *o++ = by_element ? kLosslessMapElements : kLosslessMapGroups;
     std::memset(o, 0, l1_bytes);
