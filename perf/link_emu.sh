@@ -102,6 +102,9 @@ shape() {
 run_pair() {
   local label=$1 pol=$2 out=$3; shift 3
   local common=(--nranks 2 --rendezvous $addr_a:$port --json --label "$label" --timeout 60 "$@")
+  # The plugin's statistics (the ratio) go under $work, which cleanup removes even when the
+  # ranks are killed; SQUEEZE_RANK names each rank's file.
+  export SQUEEZE_STATS=$work/stats.json
   [[ -n $pol ]] && common+=(--policy "$pol")
   env -u SQUEEZE_POLICY ip netns exec "$ns_a" "$bin" --rank 0 --ifname "$if_a" "${common[@]}" >"$out" 2>"$out.err0" &
   local p0=$!

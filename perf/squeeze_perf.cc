@@ -142,7 +142,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "squeeze-perf: %s\n", e.what());
     return 2;
   }
-  if (o.local_ranks == 0) return guarded(o, o.rank, where, Fd()) == 0 ? 0 : 1;
+  if (o.local_ranks == 0) {
+    StatsDir stats_dir(o.rank, 1);
+    return guarded(o, o.rank, where, Fd()) == 0 ? 0 : 1;
+  }
 
   // Local ranks: rank 0 (this process) holds the rendezvous socket before anyone forks, so
   // the children know the port; each child loads the plugin itself, after the fork.
@@ -153,6 +156,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "squeeze-perf: %s\n", e.what());
     return 1;
   }
+  StatsDir stats_dir(0, o.local_ranks);  // shared by the ranks; each writes its own file
   std::fflush(nullptr);
   std::vector<pid_t> children;
   for (int r = 1; r < o.local_ranks; ++r) {
@@ -163,7 +167,9 @@ int main(int argc, char** argv) {
       for (pid_t c : children) waitpid(c, nullptr, 0);
       return 1;
     }
-    if (pid == 0) {
+    if (pid == 0) {  // never returns: stats_dir belongs to the parent
+      signal(SIGINT, SIG_DFL);
+      signal(SIGTERM, SIG_DFL);
       listener.reset();
       std::fflush(nullptr);
       _exit(guarded(o, r, where, Fd()));

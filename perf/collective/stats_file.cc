@@ -1,9 +1,12 @@
 #include "perf/collective/stats_file.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -53,49 +56,75 @@ bool add_file(const std::string& path, WireTotals* w) {
   return true;
 }
 
+// What the signal handler removes: fixed buffers, filled before the handler is installed,
+// and only unlink/rmdir (async-signal-safe) in the handler.
+constexpr int kMaxFiles = 2 * 65;
+char g_files[kMaxFiles][PATH_MAX];
+int g_nfiles = 0;
+char g_dir[PATH_MAX];
+
+void remove_on_signal(int sig) {
+  for (int i = 0; i < g_nfiles; ++i) unlink(g_files[i]);
+  rmdir(g_dir);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void copy_path(char* dst, const std::string& src) {
+  std::strncpy(dst, src.c_str(), PATH_MAX - 1);
+  dst[PATH_MAX - 1] = '\0';
+}
+
 }  // namespace
 
-StatsFile::StatsFile(int rank) : rank_(rank) {
-  if (const char* env = std::getenv(kStatsEnv); env != nullptr && *env != '\0') {
-    template_ = env;
-    return;
-  }
+StatsDir::StatsDir(int first_rank, int count) {
+  if (const char* env = std::getenv(kStatsEnv); env != nullptr && *env != '\0') return;
   std::string dir = "/tmp/squeeze-perf-stats.XXXXXX";
   std::vector<char> buf(dir.begin(), dir.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) return;  // no ratio then; the run itself is unaffected
-  private_dir_ = buf.data();
-  template_ = private_dir_ + "/stats.json";
-  setenv(kStatsEnv, template_.c_str(), 1);
+  dir_ = buf.data();
+  const std::string tmpl = dir_ + "/stats.json";
+  setenv(kStatsEnv, tmpl.c_str(), 1);
+  copy_path(g_dir, dir_);
+  for (int r = first_rank; r < first_rank + count && g_nfiles + 2 <= kMaxFiles; ++r) {
+    const std::string p = path_for_rank(tmpl, r);
+    copy_path(g_files[g_nfiles++], p);
+    copy_path(g_files[g_nfiles++], p + ".tmp");
+  }
+  signal(SIGINT, remove_on_signal);
+  signal(SIGTERM, remove_on_signal);
 }
 
-StatsFile::~StatsFile() {
-  if (private_dir_.empty()) return;
+StatsDir::~StatsDir() {
+  if (dir_.empty()) return;
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   unsetenv(kStatsEnv);  // the plugin's exit-time report must not write into the removed directory
-  if (DIR* d = opendir(private_dir_.c_str())) {
+  if (DIR* d = opendir(dir_.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
-      if (name != "." && name != "..") unlink((private_dir_ + "/" + name).c_str());
+      if (name != "." && name != "..") unlink((dir_ + "/" + name).c_str());
     }
     closedir(d);
   }
-  rmdir(private_dir_.c_str());
+  rmdir(dir_.c_str());
+}
+
+StatsFile::StatsFile(int rank) {
+  if (const char* env = std::getenv(kStatsEnv); env != nullptr && *env != '\0') {
+    template_ = env;
+    path_ = path_for_rank(template_, rank);
+    // A file left by an earlier run would read as this run's counters until the plugin first
+    // rewrites it; this process's plugin is about to own that file anyway.
+    unlink(path_.c_str());
+  }
 }
 
 WireTotals StatsFile::read() const {
   WireTotals w;
   if (template_.empty()) return w;
-  if (!private_dir_.empty()) {  // only this process writes here: every .json file is ours
-    if (DIR* d = opendir(private_dir_.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string name = e->d_name;
-        if (ends_with(name, ".json")) add_file(private_dir_ + "/" + name, &w);
-      }
-      closedir(d);
-    }
-    return w;
-  }
-  if (!add_file(path_for_rank(template_, rank_), &w)) add_file(template_, &w);
+  if (!add_file(path_, &w)) add_file(template_, &w);
   return w;
 }
 

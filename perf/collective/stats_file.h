@@ -1,8 +1,9 @@
 // The compression ratio as the plugin itself counts it: its statistics file (SQUEEZE_STATS,
-// written by the plugin; see plugin/policy/stats.h). The emulator points SQUEEZE_STATS at a
-// private directory per process unless the user set it, reads the totals after each
-// communicator is finalized, and reports the difference, so each row's ratio covers exactly
-// that collective and size: bytes handed to isend / bytes the plugin put on the wire.
+// written by the plugin at every finalize, named per rank after SQUEEZE_RANK; see
+// plugin/policy/stats.h). Unless the user set SQUEEZE_STATS, squeeze-perf points it at a
+// private directory that it removes at the end (also on SIGINT/SIGTERM). Each rank reads its
+// totals after each communicator is finalized and reports the difference, so a row's ratio
+// covers exactly that collective and size: bytes handed to isend / bytes put on the wire.
 #pragma once
 
 #include <cstdint>
@@ -20,22 +21,29 @@ struct WireTotals {
   uint64_t wire() const { return bytes_out + raw_bytes; }
 };
 
-class StatsFile {
+// Owns the private statistics directory of a run (ranks first..first+count-1 write there).
+// Does nothing when SQUEEZE_STATS is already set. Create it before forking ranks.
+class StatsDir {
  public:
-  // Call before the plugin is loaded: sets SQUEEZE_STATS to a private file unless it is set.
-  explicit StatsFile(int rank);
-  ~StatsFile();  // removes the private directory
-  StatsFile(const StatsFile&) = delete;
-  StatsFile& operator=(const StatsFile&) = delete;
-
-  // Sum of the totals of the stats file(s) this process's plugin wrote so far.
-  WireTotals read() const;
-  const std::string& where() const { return template_; }
+  StatsDir(int first_rank, int count);
+  ~StatsDir();  // unsets SQUEEZE_STATS and removes the directory
+  StatsDir(const StatsDir&) = delete;
+  StatsDir& operator=(const StatsDir&) = delete;
 
  private:
-  int rank_;
-  std::string template_;  // SQUEEZE_STATS as the plugin sees it
-  std::string private_dir_;
+  std::string dir_;
+};
+
+// One rank's view of the plugin's statistics file. Construct it before the plugin loads: it
+// removes the rank's file from an earlier run, which this run's plugin would overwrite.
+class StatsFile {
+ public:
+  explicit StatsFile(int rank);
+  WireTotals read() const;  // the totals written so far (not found when there is no file)
+
+ private:
+  std::string path_;      // SQUEEZE_STATS with this rank applied
+  std::string template_;  // SQUEEZE_STATS as given
 };
 
 // after - before, field by field; not found when either is missing or the counters went
