@@ -1,7 +1,8 @@
 // Four-at-a-time versions of the half conversions in compress/half.h, written with
 // GCC/Clang vector extensions (128-bit, so plain SSE2 runs them), for the CPU codecs' hot
 // loops. Bit-identical to the scalar functions for every input, NaNs included; scalar tails
-// use those functions. Loads and stores go through memcpy: any alignment works.
+// use those functions. Loads and stores go through memcpy: any alignment works. Always
+// inlined, so a caller compiled for AVX2 gets 256-bit code.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,8 @@
 #include "compress/codec.h"
 #include "compress/half.h"
 
+#define SQUEEZE_HSIMD inline __attribute__((always_inline))
+
 namespace squeeze::compress::hsimd {
 
 using f32x4 = float __attribute__((vector_size(16)));
@@ -18,14 +21,14 @@ using u32x4 = uint32_t __attribute__((vector_size(16)));
 using i32x4 = int32_t __attribute__((vector_size(16)));
 using u16x4 = uint16_t __attribute__((vector_size(8)));
 
-inline u32x4 to_bf16(f32x4 f) {
+SQUEEZE_HSIMD u32x4 to_bf16(f32x4 f) {
   const u32x4 u = __builtin_bit_cast(u32x4, f);
   const u32x4 nan = (u >> 16) | 0x0040u;
   const u32x4 rne = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   return (u & 0x7fffffffu) > 0x7f800000u ? nan : rne;
 }
 
-inline u32x4 to_f16(f32x4 f) {
+SQUEEZE_HSIMD u32x4 to_f16(f32x4 f) {
   const u32x4 u = __builtin_bit_cast(u32x4, f);
   const u32x4 sign = u & 0x80000000u;
   const u32x4 a = u ^ sign;
@@ -37,9 +40,9 @@ inline u32x4 to_f16(f32x4 f) {
   return o | (sign >> 16);
 }
 
-inline f32x4 from_bf16(u32x4 h) { return __builtin_bit_cast(f32x4, h << 16); }
+SQUEEZE_HSIMD f32x4 from_bf16(u32x4 h) { return __builtin_bit_cast(f32x4, h << 16); }
 
-inline f32x4 from_f16(u32x4 h) {
+SQUEEZE_HSIMD f32x4 from_f16(u32x4 h) {
   const u32x4 sign = (h & 0x8000u) << 16;
   const u32x4 em = h & 0x7fffu;
   const u32x4 normal = (em << 13) + 0x38000000u;
@@ -52,7 +55,7 @@ inline f32x4 from_f16(u32x4 h) {
 
 // float32 -> 16-bit dtype D, n elements (in: 4n bytes of float32, out: 2n bytes).
 template <Dtype D>
-inline void narrow_run(const uint8_t* in, std::size_t n, uint8_t* out) {
+SQUEEZE_HSIMD void narrow_run(const uint8_t* in, std::size_t n, uint8_t* out) {
   const std::size_t n4 = n & ~std::size_t{3};
   for (std::size_t i = 0; i < n4; i += 4) {
     f32x4 f;
@@ -71,7 +74,7 @@ inline void narrow_run(const uint8_t* in, std::size_t n, uint8_t* out) {
 
 // 16-bit dtype D -> float32, n elements (in: 2n bytes, out: 4n bytes of float32).
 template <Dtype D>
-inline void widen_run(const uint8_t* in, std::size_t n, uint8_t* out) {
+SQUEEZE_HSIMD void widen_run(const uint8_t* in, std::size_t n, uint8_t* out) {
   const std::size_t n4 = n & ~std::size_t{3};
   for (std::size_t i = 0; i < n4; i += 4) {
     u16x4 h16;

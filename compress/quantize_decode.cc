@@ -7,6 +7,7 @@
 #include "compress/bitpack.h"
 #include "compress/half_simd.h"
 #include "compress/quantize.h"
+#include "compress/quantize_kernels.h"
 #include "compress/quantize_math.h"
 #include "compress/quantize_stream.h"
 
@@ -18,7 +19,8 @@ constexpr std::size_t kChunk = 1024;
 // Reconstructs n codes into dtype D at out (any alignment). Computed as float32 in a small
 // buffer first, so both loops vectorize; the narrowing matches f32_to_bf16/f32_to_f16.
 template <Dtype D>
-void store_run(const int32_t* codes, std::size_t n, double offset, double step, uint8_t* out) {
+inline __attribute__((always_inline)) void store_run_impl(const int32_t* codes, std::size_t n, double offset,
+                                                          double step, uint8_t* out) {
   if constexpr (D == Dtype::kFloat32) {
     for (std::size_t i = 0; i < n; ++i) {
       const auto f = static_cast<float>(qmath::reconstruct(offset, step, codes[i]));
@@ -28,6 +30,26 @@ void store_run(const int32_t* codes, std::size_t n, double offset, double step, 
     float f[kChunk];
     for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(qmath::reconstruct(offset, step, codes[i]));
     hsimd::narrow_run<D>(reinterpret_cast<const uint8_t*>(f), n, out);
+  }
+}
+
+#if defined(__x86_64__)
+#define SQUEEZE_AVX2 __attribute__((target("avx2")))
+#else
+#define SQUEEZE_AVX2
+#endif
+
+template <Dtype D>
+SQUEEZE_AVX2 void store_run_avx2(const int32_t* codes, std::size_t n, double offset, double step, uint8_t* out) {
+  store_run_impl<D>(codes, n, offset, step, out);
+}
+
+template <Dtype D>
+void store_run(const int32_t* codes, std::size_t n, double offset, double step, uint8_t* out) {
+  if (qkern::cpu_has_avx2()) {
+    store_run_avx2<D>(codes, n, offset, step, out);
+  } else {
+    store_run_impl<D>(codes, n, offset, step, out);
   }
 }
 

@@ -3,14 +3,16 @@
 //   codec, dtype, data, elements, bytes_in, bytes_out, ratio, max_abs_err, bound,
 //   encode_GBps, decode_GBps, device
 // plus a memcpy reference line. GB/s are input (decoded) bytes per second, 10^9 bytes,
-// the median of --iters runs after one warm-up run.
+// the median of --iters runs after one warm-up run, by wall clock (or, with --cpu-time,
+// by the thread's CPU time, which a busy shared machine disturbs less).
 //
 //   squeeze-codec-bench [--size BYTES] [--iters N] [--json] [--codec NAME] [--data NAME]
-//                       [--dtype float32|bfloat16|float16]
+//                       [--dtype float32|bfloat16|float16] [--cpu-time]
 // --codec and --data select entries whose name starts with the given text.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -72,15 +74,26 @@ std::vector<Config> configs() {
   return c;
 }
 
+bool g_cpu_time = false;
+
+double now_seconds() {
+  if (g_cpu_time) {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // Median seconds of `iters` runs of fn after one warm-up; false if fn fails.
 template <typename Fn>
 bool time_median(int iters, Fn&& fn, double* seconds) {
   if (!fn()) return false;
   std::vector<double> t;
   for (int i = 0; i < iters; ++i) {
-    const auto a = std::chrono::steady_clock::now();
+    const double a = now_seconds();
     if (!fn()) return false;
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+    t.push_back(now_seconds() - a);
   }
   std::sort(t.begin(), t.end());
   *seconds = t[t.size() / 2];
@@ -157,6 +170,8 @@ int main(int argc, char** argv) {
       size = std::stoull(value());
     } else if (a == "--iters") {
       iters = std::max(1, std::stoi(value()));
+    } else if (a == "--cpu-time") {
+      g_cpu_time = true;
     } else if (a == "--json") {
       json_only = true;
     } else if (a == "--codec") {
@@ -172,7 +187,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: squeeze-codec-bench [--size BYTES] [--iters N] [--json] [--codec NAME] [--data NAME] "
-                   "[--dtype float32|bfloat16|float16]\n");
+                   "[--dtype float32|bfloat16|float16] [--cpu-time]\n");
       return a == "--help" ? 0 : 2;
     }
   }
