@@ -68,6 +68,13 @@ class SendComm {
   virtual Status test(int slot, bool* done) = 0;
   // Returns a completed slot to the pool.
   virtual void release(int slot) = 0;
+  // Cumulative bytes the link delivered and seconds it was busy delivering them, as the
+  // transport knows them (e.g. TCP_INFO). False when it cannot tell.
+  virtual bool link_counters(uint64_t* bytes, double* busy_seconds) {
+    (void)bytes;
+    (void)busy_seconds;
+    return false;
+  }
 };
 
 class RecvComm {

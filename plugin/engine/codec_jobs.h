@@ -12,6 +12,8 @@ namespace squeeze::plugin {
 // Messages up to this size are encoded/decoded on the progress thread: handing them to a
 // worker would cost more than the codec.
 inline constexpr std::size_t kInlineCodecBytes = 64 * 1024;
+// Bytes between two measurements of the link's delivery rate.
+inline constexpr uint64_t kLinkSampleBytes = 4u << 20;
 
 // Encodes r->data into r->frame (frame_bytes, encode_ns).
 void run_encode_job(void* request) noexcept;

@@ -58,6 +58,7 @@ class Net {
   Net() = default;
   nccl_result_t load_policy_locked();
   void progress_send(SendComm* c);
+  void sample_link(SendComm* c);
   nccl_result_t test_send(SendComm* c, Request* r, int* done, int* sizes);
   nccl_result_t test_recv(RecvComm* c, Request* r, int* done, int* sizes);
   std::shared_ptr<const policy::Policy> policy_;

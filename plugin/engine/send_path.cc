@@ -20,6 +20,16 @@ using Clock = std::chrono::steady_clock;
 
 int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : static_cast<int>(v); }
 
+// True when message `step` of a ring all-reduce proxy op carries a partial sum (the
+// reduce-scatter half). NCCL 2.28.9: ring all-reduce sends 2(n-1) chunks per loop, each chunk
+// ALLREDUCE_CHUNKSTEPS=4 NCCL steps posted as isends of ALLREDUCE_SLICESTEPS=2 steps, and the
+// profiler's step counts isends; the first n-1 chunks of each loop are partial sums, the last
+// n-1 carry final values (all-gather).
+bool ring_allreduce_partial_sum(int32_t step, int32_t nranks) {
+  if (step < 0 || nranks < 2) return false;
+  return (step * 2 / 4) % (2 * (nranks - 1)) < nranks - 1;
+}
+
 // Chooses raw or a codec for the request; fills req.compress and the codec fields.
 void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m) {
   r.compress = false;
@@ -29,27 +39,45 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m) {
   if (pol == nullptr) return;
   policy::Decision d = pol->decide(m);
   r.stats_slot = pol->stats_slot(d);
-  if (d.is_raw()) {
+  const compress::CodecParams* params = d.params;
+  compress::Dtype dtype = d.codec_dtype;
+  double hop_budget = 1.0;
+  if (d.lossy && m.collective == policy::Collective::kAllReduce) {
+    // Every hop of a ring adds its error: budget the rule's bound over the n-1 lossy hops.
+    if (m.nranks > 2) hop_budget = 1.0 / (m.nranks - 1);
+    // Bitwise consistency: only partial sums may be lossy; final values travel exactly, so
+    // every rank ends with the owner's bits. Unknown position: not lossy.
+    if (d.action->consistency == policy::Consistency::kBitwise &&
+        !(m.algo == policy::Algo::kRing && ring_allreduce_partial_sum(m.step, m.nranks))) {
+      if (d.action->fallback == policy::Fallback::kLossless) {
+        params = &d.action->fallback_params;
+        dtype = compress::Dtype::kBytes;
+      } else {
+        params = nullptr;
+      }
+    }
+  }
+  if (params == nullptr) {
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::raw_cause(d.raw_reason));
     return;
   }
-  std::size_t elem = compress::dtype_size(d.codec_dtype);
+  std::size_t elem = compress::dtype_size(dtype);
   if (elem == 0 || r.size % elem != 0 || r.data == nullptr || r.size == 0) {
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kDtype);
     return;
   }
-  if (net.pays() != nullptr && !net.pays()->should_compress(d.params->codec)) {
+  if (net.pays() != nullptr && !net.pays()->should_compress(params->codec)) {
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kNotWorthIt);
     return;
   }
   r.compress = true;
-  r.params = *d.params;
-  r.dtype = d.codec_dtype;
+  r.params = *params;
+  r.dtype = dtype;
   r.count = r.size / elem;
   auto& slot = c->streams[{d.rule, r.count}];
   if (!slot) slot = std::make_unique<StreamState>();
   r.stream = slot.get();
-  double mult = d.eb_multiplier * policy::schedule_multiplier(d.action->schedule, r.stream->messages++);
+  double mult = d.eb_multiplier * hop_budget * policy::schedule_multiplier(d.action->schedule, r.stream->messages++);
   r.params.quantize.error_bound *= mult;
 }
 
@@ -139,9 +167,29 @@ void Net::progress_send(SendComm* c) {
     r->slot = slot;
     r->posted = true;
     r->wire_bytes = item.header.payload_bytes + 32;
-    if (c->inflight++ == 0) c->busy_since = Clock::now();
+    if (c->inflight++ == 0 && c->busy_bytes == 0) c->busy_since = Clock::now();
     c->queue.pop_front();
   }
+}
+
+// Feeds the pays controller with the link's delivery rate. The transport's own counters
+// (TCP_INFO: bytes acknowledged / time with data in flight) see the link itself; without
+// them, the bytes that completed over the wall time since the last sample are a lower
+// bound that a deep socket buffer can inflate.
+void Net::sample_link(SendComm* c) {
+  auto now = Clock::now();
+  uint64_t bytes = 0;
+  double busy = 0;
+  if (c->t->link_counters(&bytes, &busy)) {
+    if (c->link_bytes0 != 0 || c->link_busy0 != 0)
+      pays_->record_link(bytes - c->link_bytes0, busy - c->link_busy0);
+    c->link_bytes0 = bytes;
+    c->link_busy0 = busy;
+  } else {
+    pays_->record_link(c->busy_bytes, std::chrono::duration<double>(now - c->busy_since).count());
+  }
+  c->busy_bytes = 0;
+  c->busy_since = now;
 }
 
 nccl_result_t Net::test_send(SendComm* c, Request* r, int* done, int* sizes) {
@@ -153,12 +201,8 @@ nccl_result_t Net::test_send(SendComm* c, Request* r, int* done, int* sizes) {
   if (!finished) return kNcclSuccess;
   c->t->release(r->slot);
   c->busy_bytes += r->wire_bytes;
-  auto now = Clock::now();
-  if (--c->inflight == 0 || c->busy_bytes >= (64u << 20)) {
-    if (pays_) pays_->record_link(c->busy_bytes, std::chrono::duration<double>(now - c->busy_since).count());
-    c->busy_bytes = 0;
-    c->busy_since = now;
-  }
+  --c->inflight;
+  if (pays_ && c->busy_bytes >= kLinkSampleBytes) sample_link(c);
   if (sizes != nullptr) sizes[0] = clamp_int(r->size);
   r->comm = nullptr;
   c->free.push_back(static_cast<int>(r - c->requests.data()));

@@ -68,6 +68,7 @@ struct MessageMeta {
   bool has_seq = false;
   int32_t nranks = 0;        // 0 = unknown
   int32_t peer = -1;         // -1 = unknown
+  int32_t step = -1;         // the message's index within its proxy op (profiler ProxyStep); -1 = unknown
   const CommMatch* comm = nullptr;  // nullptr = communicator name unknown
 
   // The size min_bytes/max_bytes compare with: the call's size when known, else the message's.

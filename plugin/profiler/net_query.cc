@@ -37,6 +37,7 @@ bool query_message_meta(nccl_profiler_callback_t prof, void* phandle, policy::Me
   ChainResult r = query_chain(prof, phandle, &q);
   if (r == ChainResult::kUnavailable) return false;
   if (q.found_op && q.op.peer >= 0) out->peer = q.op.peer;
+  if (q.step >= 0) out->step = q.step;
   if (r != ChainResult::kFound) return true;
   const ChainMeta& m = q.meta;
   if (out->collective == policy::Collective::kUnknown) out->collective = m.func;

@@ -1,5 +1,7 @@
 #include "transport/tcp/tcp_comm.h"
 
+#include "transport/tcp/tcp_info.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -81,6 +83,13 @@ Status TcpSendComm::test(int slot, bool* done) {
   }
   *done = ring_.at(slot).done;
   return Status::Ok();
+}
+
+bool TcpSendComm::link_counters(uint64_t* bytes, double* busy_seconds) {
+  uint64_t busy_us = 0;
+  if (!tcp_delivery_counters(fd_.get(), bytes, &busy_us) || busy_us == 0) return false;
+  *busy_seconds = static_cast<double>(busy_us) * 1e-6;
+  return true;
 }
 
 Status TcpRecvComm::post(std::span<const RecvItem> items, int* slot) {
