@@ -191,4 +191,78 @@ TEST_F(CollectiveEmulator, UnreachableRendezvousIsAClearErrorNotAHang) {
   EXPECT_NE(o.err.find("cannot reach rank 0 at 127.0.0.1:1"), std::string::npos) << o.err;
 }
 
+// Writes a policy to a temporary file for one test.
+std::string temp_policy(const std::string& name, const std::string& json) {
+  std::string path = "/tmp/squeeze-emu-" + std::to_string(getpid()) + "-" + name + ".json";
+  FILE* f = fopen(path.c_str(), "w");
+  EXPECT_NE(f, nullptr);
+  fputs(json.c_str(), f);
+  fclose(f);
+  return path;
+}
+
+// Runs 3 ranks with the policy, compression forced (loopback is too fast for it to pay).
+std::vector<nlohmann::json> run_codec(const std::string& policy, const std::vector<std::string>& extra) {
+  setenv("SQUEEZE_BYPASS", "off", 1);
+  std::vector<std::string> args = {"-n", "3", "--policy", policy, "--json", "-b", "1M", "-e", "1M",
+                                   "--iters", "1", "--warmup", "1", "--timeout", "60"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Outcome o = run_tool(args, 90);
+  unsetenv("SQUEEZE_BYPASS");
+  EXPECT_EQ(o.status, 0) << o.err << o.out;
+  return json_lines(o.out);
+}
+
+TEST_F(CollectiveEmulator, QuantizeStaysWithinItsAbsoluteBoundOnBothCollectives) {
+  const double eb = 0.01;
+  std::string p = temp_policy("quantize", R"({"version": 1, "rules": [{"name": "q",
+      "match": {"collective": ["alltoall", "allreduce"], "dtype": ["float32"]},
+      "codec": "quantize", "error_bound": {"mode": "abs", "value": 0.01}}], "default": {"codec": "raw"}})");
+  // All-reduce: the bound is budgeted over the ring's hops, and ranks stay bit-identical.
+  auto rows = run_codec(p, {"--check", "--max-error", std::to_string(eb * 1.0001)});
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_LE(r["max_abs_err"].get<double>(), eb * 1.0001);
+    EXPECT_GT(r["ratio"].get<double>(), 1.5);
+    if (r["collective"] == "allreduce") {
+      EXPECT_EQ(r["ranks_agree"], true);
+    }
+  }
+  unlink(p.c_str());
+}
+
+TEST_F(CollectiveEmulator, LosslessIsBitExactAndThresholdKeepsRanksInAgreement) {
+  std::string lossless = temp_policy("lossless", R"({"version": 1, "rules": [{"name": "l", "match": {},
+      "codec": "lossless", "checksum": true}], "default": {"codec": "raw"}})");
+  auto rows = run_codec(lossless, {"--check", "--data", "sparse_grads"});
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r["bit_exact"], true);
+    EXPECT_GT(r["ratio"].get<double>(), 2.0) << "mostly-zero gradients must shrink";
+  }
+  std::string threshold = temp_policy("threshold", R"({"version": 1, "rules": [{"name": "t",
+      "match": {"collective": ["allreduce"], "dtype": ["float32"]}, "codec": "threshold", "keep": 0.01,
+      "fallback": "lossless"}], "default": {"codec": "raw"}})");
+  rows = run_codec(threshold, {"--collective", "allreduce"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["ranks_agree"], true) << rows[0].dump();
+  EXPECT_GT(rows[0]["ratio"].get<double>(), 1.5) << rows[0].dump();
+  unlink(lossless.c_str());
+  unlink(threshold.c_str());
+}
+
+TEST_F(CollectiveEmulator, CastHalvesTheBytesWithinBfloat16Rounding) {
+  std::string p = temp_policy("cast", R"({"version": 1, "rules": [{"name": "c",
+      "match": {"collective": ["alltoall"], "dtype": ["float32"]}, "codec": "cast", "to": "bfloat16"}],
+      "default": {"codec": "raw"}})");
+  auto rows = run_codec(p, {"--collective", "alltoall"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0]["ratio"].get<double>(), 2.0, 0.05) << rows[0].dump();
+  EXPECT_GT(rows[0]["max_abs_err"].get<double>(), 0.0);
+  EXPECT_LT(rows[0]["max_abs_err"].get<double>(), 0.05) << rows[0].dump();
+  unlink(p.c_str());
+}
+
 }  // namespace
