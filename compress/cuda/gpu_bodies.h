@@ -43,4 +43,9 @@ Status enqueue_threshold_body_encode(Dtype dtype, const void* src, uint64_t coun
                                      const float* tau, bool allow_expansion, void* dst, std::size_t dst_capacity,
                                      BodyResult* result, cudaStream_t stream);
 
+// Validates the whole body on the device before any write (the CPU decoder's checks); a
+// failing body leaves dst untouched. count < 2^31.
+Status enqueue_threshold_body_decode(const void* body, std::size_t body_bytes, Dtype dtype, uint64_t count,
+                                     void* dst, std::size_t dst_capacity, BodyResult* result, cudaStream_t stream);
+
 }  // namespace squeeze::compress::gpu

@@ -38,8 +38,65 @@ class ThresholdGpu : public gpu_test::GpuBodies {
     const gpu::BodyResult r = wait_result();
     ASSERT_EQ(r.code, 0u);
     EXPECT_EQ(dst.download(r.bytes), cpu) << "GPU body differs from the CPU body";
+    // The GPU decodes the CPU's body to the CPU's output.
+    std::vector<uint8_t> want(in.size());
+    ASSERT_TRUE(threshold_decode_body(cpu, dt, n, want).ok());
+    gpu::BodyResult dr;
+    EXPECT_EQ(gpu_decode(cpu, dt, n, &dr), want);
+    EXPECT_EQ(dr.code, 0u);
+  }
+  // GPU decode into a buffer pre-filled with 0xA5; returns the count * width bytes.
+  std::vector<uint8_t> gpu_decode(const std::vector<uint8_t>& body, Dtype dt, uint64_t n, gpu::BodyResult* r,
+                                  bool expect_untouched_on_failure = true) {
+    const std::size_t bytes = n * dtype_size(dt);
+    DeviceBytes b(body), dst(bytes + 64, 0xA5);
+    const Status s = gpu::enqueue_threshold_body_decode(b.get(), body.size(), dt, n, dst.get(), bytes, result_, stream_);
+    EXPECT_TRUE(s.ok()) << s.message();
+    *r = wait_result();
+    std::vector<uint8_t> out = dst.download(dst.size());
+    for (std::size_t i = bytes; i < out.size(); ++i) EXPECT_EQ(out[i], 0xA5) << "wrote past dst";
+    if (r->code != 0 && expect_untouched_on_failure) {
+      for (std::size_t i = 0; i < bytes; ++i) EXPECT_EQ(out[i], 0xA5) << "a rejected body wrote dst";
+    }
+    out.resize(bytes);
+    return out;
   }
 };
+
+TEST_F(ThresholdGpu, MalformedBodiesAgreeWithTheCpuAndWriteNothing) {
+  const std::size_t n = 30011;
+  const std::vector<uint8_t> in = td::to_dtype(td::make_floats(td::Dist::kGaussian, n, 10), Dtype::kFloat32);
+  for (double keep : {0.01, 0.5}) {
+    CodecParams cp;
+    cp.codec = CodecId::kThreshold;
+    cp.threshold.keep = keep;
+    EncodeRequest req{Dtype::kFloat32, in.data(), n, &cp, nullptr};
+    std::vector<uint8_t> good(threshold_body_bound(req));
+    std::size_t len = 0;
+    ASSERT_TRUE(threshold_encode_body(req, good, &len, true).ok());
+    good.resize(len);
+    std::vector<std::vector<uint8_t>> bad;
+    for (std::size_t cut : {0ul, 5ul, 16ul, len / 2, len - 1}) {
+      bad.emplace_back(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut));
+    }
+    bad.push_back(good);
+    bad.back().push_back(0);
+    for (std::size_t at = 0; at < len; at += 13) {
+      bad.push_back(good);
+      bad.back()[at] ^= static_cast<uint8_t>(1u << (at % 8));
+    }
+    for (const auto& b : bad) {
+      std::vector<uint8_t> cpu_out(in.size());
+      const bool cpu_ok = threshold_decode_body(b, Dtype::kFloat32, n, cpu_out).ok();
+      gpu::BodyResult r;
+      const std::vector<uint8_t> out = gpu_decode(b, Dtype::kFloat32, n, &r);
+      ASSERT_EQ(r.code == 0, cpu_ok) << "keep " << keep << " body of " << b.size() << " bytes";
+      if (cpu_ok) {
+        ASSERT_EQ(out, cpu_out);
+      }
+    }
+  }
+}
 
 TEST_F(ThresholdGpu, SameBytesAsTheCpu) {
   for (std::size_t n : {0ul, 1ul, 9ul, 1000ul, 65535ul, 65537ul, 1000003ul}) {
