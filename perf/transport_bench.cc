@@ -3,7 +3,9 @@
 // plain blocking TCP socket as the reference. Prints a table and JSON lines.
 //
 //   squeeze-transport-bench [--min BYTES] [--max BYTES] [--reps N] [--ifname lo] [--json]
-//                           [--plugin PATH]
+//                           [--plugin PATH] [--policy FILE]
+// The policy defaults to config/off.json: this measures the transport and the per-message
+// metadata path (describe + decide), with every message raw.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -30,6 +32,7 @@ struct Options {
   std::string ifname = "lo";
   bool json = false;
   std::string plugin = SQUEEZE_PLUGIN_PATH;
+  std::string policy = SQUEEZE_CONFIG_DIR "/off.json";
 };
 
 std::size_t parse_size(const char* s) {
@@ -146,6 +149,7 @@ double best(int reps, F&& f) {  // smallest cost over reps, after one warm-up ru
 
 int run(const Options& o) {
   setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 0);
+  setenv("SQUEEZE_POLICY", o.policy.c_str(), 1);
   PluginNet net(o.plugin.c_str());
   int dev = net.device(o.ifname);
   alignas(8) unsigned char hfwd[128] = {}, hrev[128] = {};
@@ -185,8 +189,8 @@ int run(const Options& o) {
   setsockopt(l.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
   if (parent && !o.json) {
-    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight) vs plain blocking TCP socket, %s\n",
-           o.ifname.c_str());
+    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight) vs plain blocking TCP socket, %s, policy %s\n",
+           o.ifname.c_str(), o.policy.c_str());
     printf("%12s %12s %12s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s", "ratio", "squeeze us",
            "socket us", "lat x");
   }
@@ -236,9 +240,10 @@ int main(int argc, char** argv) {
     else if (a == "--reps") o.reps = atoi(next());
     else if (a == "--ifname") o.ifname = next();
     else if (a == "--plugin") o.plugin = next();
+    else if (a == "--policy") o.policy = next();
     else if (a == "--json") o.json = true;
     else {
-      fprintf(stderr, "usage: %s [--min B] [--max B] [--reps N] [--ifname IF] [--plugin PATH] [--json]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--min B] [--max B] [--reps N] [--ifname IF] [--plugin PATH] [--policy FILE] [--json]\n", argv[0]);
       return 2;
     }
   }

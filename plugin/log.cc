@@ -15,6 +15,7 @@ void set_logger(nccl_logger_t logger) {
 }
 
 bool have_logger() { return g_logger.load() != nullptr; }
+nccl_logger_t current_logger() { return g_logger.load(); }
 
 void log_message(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
   char buf[1024];

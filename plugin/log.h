@@ -8,6 +8,7 @@ namespace squeeze::plugin {
 
 void set_logger(nccl_logger_t logger);
 bool have_logger();
+nccl_logger_t current_logger();  // nullptr before init
 void log_message(int level, unsigned long flags, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
 

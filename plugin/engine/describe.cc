@@ -1,5 +1,8 @@
 #include "plugin/engine/describe.h"
 
+#include "plugin/engine/net.h"
+#include "plugin/log.h"
+#include "plugin/profiler/comm_registry.h"
 #include "plugin/profiler/net_query.h"
 
 namespace squeeze::plugin {
@@ -50,6 +53,15 @@ Proto proto_from_registration(const CommBase& comm, const MemRegion* mr) {
   return Proto::kUnknown;
 }
 
+void resolve_comm_name(CommBase& comm) {
+  if (comm.comm_match_ready || comm.ctx == nullptr || comm.ctx->comm_id == 0) return;
+  const policy::Policy* pol = Net::instance().policy();
+  profiler::CommInfo info;
+  if (pol == nullptr || !profiler::lookup_comm(comm.ctx->comm_id, &info)) return;  // try again later
+  comm.comm_match = std::make_unique<policy::CommMatch>(pol->resolve_comm(info.name));
+  comm.comm_match_ready = true;
+}
+
 policy::MessageMeta describe_message(const CommBase& comm, const Request& req, const MemRegion* mr,
                                      std::size_t bytes, void* phandle, bool is_send) {
   policy::MessageMeta m;
@@ -67,8 +79,15 @@ policy::MessageMeta describe_message(const CommBase& comm, const Request& req, c
   else
     m.proto = from_attr != Proto::kUnknown ? from_attr : from_reg;
   if (!p2p) m.algo = algo_from_index(single_bit(req.algo));
+  bool answered = false;
   if (comm.ctx != nullptr && comm.ctx->prof != nullptr && phandle != nullptr)
-    profiler::query_message_meta(comm.ctx->prof, phandle, &m);
+    answered = profiler::query_message_meta(comm.ctx->prof, phandle, &m);
+  if (!answered)
+    profiler::log_chain_unavailable_once(
+        current_logger(), phandle == nullptr ? "NCCL passed no profiler handle (net API older than v10)"
+                                             : "NCCL's profiler chain did not answer: another profiler plugin is loaded, "
+                                               "NCCL_PROFILER_PLUGIN=none, or libnccl-profiler.so was found first");
+  if (comm.comm_match_ready) m.comm = comm.comm_match.get();
   return m;
 }
 

@@ -28,6 +28,10 @@ policy::Algo algo_from_index(int algo);             // NCCL_ALGO_TREE=0, RING=1,
 // (SIMPLE only). Anything else is unknown.
 policy::Proto proto_from_registration(const CommBase& comm, const MemRegion* mr);
 
+// Looks up the communicator's name (known to the profiler once NCCL initialised it, v11 only)
+// and resolves the policy's "comm" patterns against it, once per comm.
+void resolve_comm_name(CommBase& comm);
+
 // Fills everything the engine knows about a message (not the decision).
 policy::MessageMeta describe_message(const CommBase& comm, const Request& req, const MemRegion* mr,
                                      std::size_t bytes, void* phandle, bool is_send);

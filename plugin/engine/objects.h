@@ -18,6 +18,7 @@
 #include "compress/threshold.h"
 #include "plugin/nccl/net_abi.h"
 #include "plugin/policy/message_meta.h"
+#include "plugin/policy/policy.h"
 #include "transport/transport.h"
 
 namespace squeeze::plugin {
@@ -88,6 +89,9 @@ struct CommBase {
   NetContext* ctx;
   int next_reg_index = 0;
   std::vector<std::unique_ptr<MemRegion>> regions;
+  // Which rules' "comm" patterns accept this comm's communicator, once its name is known.
+  std::unique_ptr<policy::CommMatch> comm_match;
+  bool comm_match_ready = false;
 };
 
 struct SendComm : CommBase {

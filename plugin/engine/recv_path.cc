@@ -50,6 +50,7 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
     r.dst[i] = data[i];
     r.cap[i] = sizes[i];
   }
+  resolve_comm_name(*c);
   policy::MessageMeta m = describe_message(*c, r, mhandles ? static_cast<const MemRegion*>(mhandles[0]) : nullptr,
                                            sizes[0], phandles ? phandles[0] : nullptr, false);
   r.collective = m.collective;

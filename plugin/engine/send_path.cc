@@ -108,6 +108,7 @@ nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag,
   r.op = c->ctx->op;
   r.algo = c->ctx->algo;
   r.proto = c->ctx->proto;
+  resolve_comm_name(*c);
   policy::MessageMeta m = describe_message(*c, r, static_cast<const MemRegion*>(mhandle), size, phandle, true);
   plan(*this, c, r, m);
   SQ_TRACE("isend %zu B tag %d coll %d proto %d dtype %d -> %s", size, tag, static_cast<int>(m.collective),
