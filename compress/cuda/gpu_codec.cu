@@ -9,7 +9,7 @@ namespace squeeze::compress::gpu {
 namespace {
 
 __global__ void parse_frame_kernel(const uint8_t* f, uint64_t size, uint64_t cap, const uint32_t* crc_table,
-                                   DecodeState* d) {
+                                   bool body_twins, DecodeState* d) {
   *d = DecodeState{};
   d->fs.err = kNoError;
   auto fail = [&](uint64_t off, uint32_t field, uint64_t value) {
@@ -31,8 +31,9 @@ __global__ void parse_frame_kernel(const uint8_t* f, uint64_t size, uint64_t cap
   if (body > size - kFrameHeaderBytes) return fail(24, kFieldBodyTruncated, body);
   if (body < size - kFrameHeaderBytes) return fail(24, kFieldBodyTrailing, size - kFrameHeaderBytes - body);
   if (cap < original) return fail(16, kFieldDstTooSmall, original);
-  if (codec == static_cast<uint32_t>(CodecId::kThreshold) || codec == static_cast<uint32_t>(CodecId::kLossless)) {
-    return fail(5, kFieldUnsupportedCodec, codec);
+  if (!body_twins &&
+      (codec == static_cast<uint32_t>(CodecId::kThreshold) || codec == static_cast<uint32_t>(CodecId::kLossless))) {
+    return fail(5, kFieldUnsupportedCodec, codec);  // their decoders need the header on the host
   }
   const uint8_t* b = f + kFrameHeaderBytes;
   if (codec == static_cast<uint32_t>(CodecId::kStored) && body != original) return fail(24, kFieldStoredSize, body);
@@ -75,6 +76,7 @@ __global__ void decode_result_kernel(const DecodeState* d, ChunkResult* r) {
     case kFieldDtype:
     case kFieldUnsupportedCodec: r->code = static_cast<uint32_t>(Status::Code::kUnsupported); break;
     case kFieldDstTooSmall: r->code = static_cast<uint32_t>(Status::Code::kInvalidArgument); break;
+    case kFieldBody: r->code = static_cast<uint32_t>(d->fs.err_value); break;
     default: r->code = static_cast<uint32_t>(Status::Code::kCorrupt); break;
   }
 }
@@ -85,7 +87,8 @@ const char* field_name(uint32_t f) {
       "body checksum (flag clear)", "original_bytes", "body_bytes (truncated)", "body_bytes (trailing bytes)",
       "destination size", "body checksum", "stored body size", "cast header", "cast body size", "cast frame dtype",
       "quantize header field", "quantize section", "row map", "row parameters", "block width", "escape index",
-      "padding code", "trailing bytes", "codec without a GPU decoder"};
+      "padding code", "trailing bytes", "codec (give DecodeChunk::host_header to decode it on the GPU)",
+      "body"};
   return f < sizeof kNames / sizeof kNames[0] ? kNames[f] : "unknown field";
 }
 
@@ -125,7 +128,10 @@ Status check_encode(const EncodeChunk& c) {
       if (c.count > 0xffffffffull) return {Status::Code::kInvalidArgument, "quantize: count exceeds 2^32-1 elements"};
       return Status::Ok();
     }
-    default: break;
+    case CodecId::kThreshold:
+      if (!is_float(c.dtype)) return {Status::Code::kInvalidArgument, "threshold: input must be a float dtype"};
+      return Status::Ok();
+    case CodecId::kLossless: return Status::Ok();
   }
   return {Status::Code::kUnsupported, std::string("gpu: no GPU encoder for codec ") + codec_name(p.codec)};
 }
@@ -175,6 +181,8 @@ Status Codec::encode(std::span<const EncodeChunk> chunks, cudaStream_t stream, C
       st = enqueue_cast_encode(c, &states[i], &res_dev[i], stream, &scratch);
     } else if (id == CodecId::kQuantize && c.count > 0) {
       st = enqueue_quantize_encode(c, &states[i], &res_dev[i], stream, &scratch);
+    } else if ((id == CodecId::kThreshold || id == CodecId::kLossless) && c.count > 0) {
+      st = enqueue_body_codec_encode(c, &states[i], &res_dev[i], stream, &scratch);
     } else {
       st = enqueue_stored_encode(c, &states[i], &res_dev[i], stream, &scratch);
     }
@@ -200,7 +208,15 @@ Status Codec::decode(std::span<const DecodeChunk> chunks, cudaStream_t stream, C
     }
     const auto* frame = static_cast<const uint8_t*>(c.frame);
     DecodeState* d = &states[i];
-    parse_frame_kernel<<<1, 1, 0, stream>>>(frame, c.frame_bytes, c.dst_capacity, impl_->crc_table, d);
+    FrameInfo info{};
+    const bool host_ok =
+        c.host_header != nullptr &&
+        peek_frame(std::span(static_cast<const uint8_t*>(c.host_header), kFrameHeaderBytes), &info).ok();
+    if (host_ok && info.frame_bytes != c.frame_bytes) {
+      return {Status::Code::kInvalidArgument, "gpu: host_header describes a " + std::to_string(info.frame_bytes) +
+                                                  "-byte frame, the chunk has " + std::to_string(c.frame_bytes)};
+    }
+    parse_frame_kernel<<<1, 1, 0, stream>>>(frame, c.frame_bytes, c.dst_capacity, impl_->crc_table, host_ok, d);
     const std::size_t max_body = c.frame_bytes > kFrameHeaderBytes ? c.frame_bytes - kFrameHeaderBytes : 0;
     Status st = enqueue_body_crc(frame, &d->crc_len, max_body, &d->fs.body_crc, stream, &scratch);
     if (!st.ok()) return st;
@@ -209,6 +225,10 @@ Status Codec::decode(std::span<const DecodeChunk> chunks, cudaStream_t stream, C
     if (!st.ok()) return st;
     st = enqueue_simple_decode(c, d, stream);
     if (!st.ok()) return st;
+    if (host_ok && info.original_bytes <= c.dst_capacity) {
+      st = enqueue_body_codec_decode(c, info, d, stream, &scratch);
+      if (!st.ok()) return st;
+    }
     decode_result_kernel<<<1, 1, 0, stream>>>(d, &res_dev[i]);
   }
   SQUEEZE_CUDA_TRY(cudaGetLastError());

@@ -10,10 +10,12 @@
 //   for (auto& r : res) if (!gpu::result_status(r).ok()) ...; else frame size = r.bytes
 //
 // Encode supports every stored/cast/quantize request the CPU supports (all bound modes,
-// row dedupe, checksums). Decode validates each frame on the device before writing
-// anything (a failing chunk leaves its destination untouched) and handles stored, cast and
-// quantize bodies; threshold and lossless frames come back as kUnsupported (decode those
-// on the CPU).
+// row dedupe, checksums), and threshold and lossless through the body twins of
+// compress/cuda/gpu_bodies.h (threshold without per-stream state: tau is searched for each
+// message, no error feedback). Decode validates each frame on the device before writing
+// anything (a failing chunk leaves its destination untouched). Stored, cast and quantize
+// frames decode from device memory alone; threshold and lossless frames also need the
+// header on the host (DecodeChunk::host_header), else they come back kUnsupported.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -45,6 +47,9 @@ struct DecodeChunk {
   std::size_t frame_bytes = 0;
   void* dst = nullptr;                    // device memory
   std::size_t dst_capacity = 0;
+  // Optional: a host copy of the frame's first kFrameHeaderBytes (e.g. from the receive
+  // staging). Needed for threshold and lossless frames; must describe this frame.
+  const void* host_header = nullptr;
 };
 
 // Per-chunk outcome, written by the device. Valid once the stream has passed the call.

@@ -43,6 +43,7 @@ enum Field : uint32_t {
   kFieldPadding,
   kFieldTrailing,
   kFieldUnsupportedCodec,
+  kFieldBody,            // a threshold/lossless body check (err_value holds its Status::Code)
 };
 
 #define SQUEEZE_CUDA_TRY(expr)                                                                      \

@@ -61,13 +61,15 @@ class Gpu : public ::testing::Test {
   }
 
   // Decodes on the GPU into a buffer with guard bytes around it.
-  Status gpu_decode(const std::vector<uint8_t>& frame, std::size_t cap, std::vector<uint8_t>* out) {
+  Status gpu_decode(const std::vector<uint8_t>& frame, std::size_t cap, std::vector<uint8_t>* out,
+                    bool host_header = true) {
     const std::size_t guard = 64;
     DeviceBuffer f(frame.size()), dst(cap + 2 * guard);
     f.upload(frame.data(), frame.size());
     std::vector<uint8_t> pattern(cap + 2 * guard, 0xA5);
     dst.upload(pattern.data(), pattern.size());
-    gpu::DecodeChunk c{f.get(), frame.size(), dst.get() + guard, cap};
+    gpu::DecodeChunk c{f.get(), frame.size(), dst.get() + guard, cap,
+                       host_header && frame.size() >= kFrameHeaderBytes ? frame.data() : nullptr};
     gpu::ChunkResult r;
     Status st = codec_.decode(std::span(&c, 1), stream_, &r);
     if (!st.ok()) return st;
@@ -105,6 +107,13 @@ std::vector<CodecParams> all_params(uint32_t row_length) {
     CodecParams p;
     p.checksum = checksum;
     v.push_back(p);
+    p.codec = CodecId::kLossless;
+    v.push_back(p);
+    p.codec = CodecId::kThreshold;
+    p.threshold.keep = 0.01;
+    v.push_back(p);
+    p.threshold.value_dtype = Dtype::kBfloat16;
+    v.push_back(p);
     p.codec = CodecId::kCast;
     p.cast.to = Dtype::kBfloat16;
     v.push_back(p);
@@ -133,6 +142,7 @@ TEST_F(Gpu, FramesAreByteIdenticalToCpuFramesAndDecodeBothWays) {
         const auto in = testdata::to_dtype(v, d);
         for (const CodecParams& p : all_params(16)) {
           if (p.codec == CodecId::kCast && d != Dtype::kFloat32) continue;
+          if (p.codec == CodecId::kThreshold && p.threshold.value_dtype == Dtype::kBfloat16 && d != Dtype::kFloat32) continue;
           SCOPED_TRACE(std::string(dtype_name(d)) + " " + testdata::dist_name(dist) + " n=" + std::to_string(n) + " " +
                        codec_name(p.codec) + " mode " + std::to_string(static_cast<int>(p.quantize.mode)));
           const auto cpu = cpu_encode(d, in, n, p);
@@ -148,6 +158,17 @@ TEST_F(Gpu, FramesAreByteIdenticalToCpuFramesAndDecodeBothWays) {
       }
     }
   }
+}
+
+TEST_F(Gpu, ThresholdAndLosslessFramesNeedTheHostHeader) {
+  const auto in = testdata::to_dtype(testdata::make_floats(Dist::kSparse, 3000, 8), Dtype::kFloat32);
+  CodecParams p;
+  p.codec = CodecId::kLossless;
+  const auto frame = cpu_encode(Dtype::kFloat32, in, 3000, p);
+  std::vector<uint8_t> out;
+  EXPECT_EQ(gpu_decode(frame, in.size(), &out, /*host_header=*/false).code(), Status::Code::kUnsupported);
+  ASSERT_TRUE(gpu_decode(frame, in.size(), &out).ok());
+  EXPECT_EQ(out, in);
 }
 
 TEST_F(Gpu, BatchesOfChunksEncodeIndependently) {
