@@ -29,7 +29,9 @@ TEST(BuiltinTables, ProfilerAndTunerAreExportedFromThePlugin) {
   // Internal helpers stay hidden.
   EXPECT_EQ(dlsym(lib, "squeeze_profiler_v5_init"), nullptr);
   EXPECT_EQ(dlsym(lib, "squeeze_tuner_v5_init"), nullptr);
-  dlclose(lib);
+  // No dlclose: the plugin links libstdc++ statically, whose exception emergency pool is
+  // never freed; unloading it makes LeakSanitizer report that pool (NCCL keeps net plugins loaded).
+  (void)lib;
 }
 
 }  // namespace

@@ -219,7 +219,10 @@ TEST_P(Lifecycle, ThousandConnectCloseCyclesLeakNothing) {
   long rss = rss_kib();
   for (int i = 0; i < cycles && !HasFatalFailure(); ++i) cycle();
   EXPECT_EQ(count_fds(), fds) << "file descriptors leaked";
-  EXPECT_LT(rss_kib() - rss, 8 * 1024) << "memory grew by more than 8 MiB over " << cycles << " cycles";
+  // Under ASan freed memory sits in quarantine, so RSS says nothing there; LeakSanitizer
+  // checks the same property at exit.
+  if (getenv("SQUEEZE_UNDER_SANITIZER") == nullptr)
+    EXPECT_LT(rss_kib() - rss, 8 * 1024) << "memory grew by more than 8 MiB over " << cycles << " cycles";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, Lifecycle, ::testing::Values(8, 9, 10, 11),
