@@ -131,14 +131,46 @@ void decode_packed(const uint8_t* p, std::size_t size, std::size_t len, std::siz
   }
   alignas(16) uint8_t gathered[kLosslessBlockBytes];
   merge_planes(planes, m, w, gathered);
-  std::memset(out, 0, len);
+  std::memset(gathered + map.bytes, 0, len - map.bytes);  // read (and masked off) below
+  // Branch-free expansion: each whole group reads the next gathered bytes and keeps them
+  // only when its map bit is set; the read position advances only past set groups.
+  const std::size_t gb = map.group_bytes, whole = len / gb;
   std::size_t from = 0;
-  for (std::size_t g = 0; g < map.groups; ++g) {
-    if ((map.l0[g >> 3] >> (g & 7) & 1u) == 0) continue;
-    const std::size_t off = g * map.group_bytes;
-    const std::size_t n = std::min(map.group_bytes, len - off);
-    lossless_detail::copy_small(out + off, gathered + from, n);
-    from += n;
+  for (std::size_t g = 0; g < whole; ++g) {
+    const uint64_t set = (map.l0[g >> 3] >> (g & 7)) & 1u;
+    const uint64_t mask = 0 - set;
+    uint8_t* to = out + g * gb;
+    const uint8_t* src = gathered + from;
+    if (gb == 16) {
+      uint64_t a, b;
+      std::memcpy(&a, src, 8);
+      std::memcpy(&b, src + 8, 8);
+      a &= mask;
+      b &= mask;
+      std::memcpy(to, &a, 8);
+      std::memcpy(to + 8, &b, 8);
+    } else if (gb == 4) {
+      uint32_t a;
+      std::memcpy(&a, src, 4);
+      a &= static_cast<uint32_t>(mask);
+      std::memcpy(to, &a, 4);
+    } else if (gb == 2) {
+      uint16_t a;
+      std::memcpy(&a, src, 2);
+      a = static_cast<uint16_t>(a & mask);
+      std::memcpy(to, &a, 2);
+    } else {
+      *to = static_cast<uint8_t>(*src & mask);
+    }
+    from += set * gb;
+  }
+  if (whole * gb < len) {  // a short last group
+    const std::size_t n = len - whole * gb;
+    if ((map.l0[whole >> 3] >> (whole & 7)) & 1u) {
+      std::memcpy(out + whole * gb, gathered + from, n);
+    } else {
+      std::memset(out + whole * gb, 0, n);
+    }
   }
 }
 

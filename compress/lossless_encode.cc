@@ -130,7 +130,13 @@ std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_
   const uint8_t* bit = by_element ? nz : group_any;  // 0/1 per map bit
 
   uint8_t l0[kLosslessBlockBytes / 8] = {};
-  for (std::size_t g = 0; g < groups; ++g) l0[g >> 3] = static_cast<uint8_t>(l0[g >> 3] | (bit[g] << (g & 7)));
+  std::size_t g8 = 0;
+  for (; g8 + 8 <= groups; g8 += 8) {  // eight 0/1 bytes -> one bitmap byte, LSB first
+    uint64_t x;
+    std::memcpy(&x, bit + g8, 8);
+    l0[g8 >> 3] = static_cast<uint8_t>((x * 0x0102040810204080ull) >> 56);
+  }
+  for (std::size_t g = g8; g < groups; ++g) l0[g >> 3] = static_cast<uint8_t>(l0[g >> 3] | (bit[g] << (g & 7)));
   const std::size_t nonzero_groups = by_element ? nonzero_elems : groups16 - zero_groups;
 
   uint8_t* o = out;
@@ -158,13 +164,17 @@ std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_
   const uint8_t* data = in;
   std::size_t bytes = len;
   if (fits && nonzero_groups < groups) {
+    // Branch-free compaction: every whole group is copied, and the write position advances
+    // only past the nonzero ones (a zero group's copy is overwritten or lies past the end).
+    const std::size_t gb = ge * w, whole = len / gb;
     bytes = 0;
-    for (std::size_t g = 0; g < groups; ++g) {
-      if ((l0[g >> 3] >> (g & 7) & 1u) == 0) continue;
-      const std::size_t off = g * ge * w;
-      const std::size_t n = std::min(ge * w, len - off);
-      lossless_detail::copy_small(gathered + bytes, in + off, n);
-      bytes += n;
+    for (std::size_t g = 0; g < whole; ++g) {
+      lossless_detail::copy_small(gathered + bytes, in + g * gb, gb);
+      bytes += bit[g] * gb;
+    }
+    if (whole < groups && bit[whole] != 0) {  // a short last group
+      std::memcpy(gathered + bytes, in + whole * gb, len - whole * gb);
+      bytes += len - whole * gb;
     }
     data = gathered;
   }
