@@ -76,6 +76,7 @@ struct Request {
   policy::Collective collective = policy::Collective::kUnknown;
   // both sides
   std::atomic<JobState> job{JobState::kIdle};
+  bool arrived = false;  // receive: the transport delivered every item
   std::string job_error;
   std::array<transport::Received, transport::kMaxRecvs> got{};
   std::array<void*, transport::kMaxRecvs> dst{};
@@ -118,6 +119,7 @@ struct RecvComm : CommBase {
   std::unique_ptr<transport::RecvComm> t;
   std::array<Request, transport::kMaxRequests> requests{};
   std::vector<int> free;
+  std::deque<Request*> posted;  // not yet reported done, in posting order
 };
 
 // Waits for codec jobs still running on a comm's requests (they reference its memory).

@@ -42,7 +42,9 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   r.comm = c;
   r.slot = slot;
   r.n = n;
+  r.arrived = false;
   r.job.store(JobState::kIdle, std::memory_order_relaxed);
+  c->posted.push_back(&r);
   r.op = c->ctx->op;
   r.algo = c->ctx->algo;
   r.proto = c->ctx->proto;
@@ -58,32 +60,50 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   return kNcclSuccess;
 }
 
-nccl_result_t Net::test_recv(RecvComm* c, Request* r, int* done, int* sizes) {
+// Once a receive's bytes are in, starts decoding its frames (inline when small). Returns the
+// request's job state; kIdle means its bytes are not all in yet.
+static transport::Status start_decode(RecvComm* c, Request* r, JobState* state) {
   JobState js = r->job.load(std::memory_order_acquire);
-  if (js == JobState::kIdle) {
-    bool finished = false;
-    SQ_CHECK_STATUS(c->t->test(r->slot, &finished, r->got));
-    if (!finished) return kNcclSuccess;
-    uint64_t frame_bytes = 0;
-    bool frames = false;
-    for (int i = 0; i < r->n; ++i) {
-      if (r->got[i].header.kind == transport::PayloadKind::kFrame) {
-        frames = true;
-        frame_bytes += r->got[i].header.original_bytes;
-      }
-    }
-    if (frames) {
-      r->job.store(JobState::kRunning, std::memory_order_relaxed);
-      if (frame_bytes <= kInlineCodecBytes)
-        run_decode_job(r);
-      else
-        WorkerPool::shared().submit(run_decode_job, r);
-      js = r->job.load(std::memory_order_acquire);
-    } else {
-      js = JobState::kDone;
+  if (js != JobState::kIdle || r->arrived) {
+    *state = js;
+    return transport::Status::Ok();
+  }
+  bool finished = false;
+  if (transport::Status s = c->t->test(r->slot, &finished, r->got); !s.ok()) return s;
+  *state = JobState::kIdle;
+  if (!finished) return transport::Status::Ok();
+  r->arrived = true;
+  uint64_t frame_bytes = 0;
+  bool frames = false;
+  for (int i = 0; i < r->n; ++i) {
+    if (r->got[i].header.kind == transport::PayloadKind::kFrame) {
+      frames = true;
+      frame_bytes += r->got[i].header.original_bytes;
     }
   }
-  if (js == JobState::kRunning) return kNcclSuccess;
+  if (!frames) {
+    r->job.store(JobState::kDone, std::memory_order_relaxed);
+  } else {
+    r->job.store(JobState::kRunning, std::memory_order_relaxed);
+    if (frame_bytes <= kInlineCodecBytes)
+      run_decode_job(r);
+    else
+      WorkerPool::shared().submit(run_decode_job, r);
+  }
+  *state = r->job.load(std::memory_order_acquire);
+  return transport::Status::Ok();
+}
+
+nccl_result_t Net::test_recv(RecvComm* c, Request* r, int* done, int* sizes) {
+  // Receives complete in posting order: start the decodes of every one whose bytes are in,
+  // so decoding overlaps the transfers behind it instead of waiting for NCCL to test it.
+  for (Request* q : c->posted) {
+    JobState st;
+    SQ_CHECK_STATUS(start_decode(c, q, &st));
+    if (st == JobState::kIdle) break;
+  }
+  JobState js = r->job.load(std::memory_order_acquire);
+  if (js == JobState::kIdle || js == JobState::kRunning) return kNcclSuccess;
   nccl_result_t rc = kNcclSuccess;
   if (js == JobState::kFailed) {
     SQ_WARN("corrupt or undecodable frame: %s", r->job_error.c_str());
@@ -93,7 +113,14 @@ nccl_result_t Net::test_recv(RecvComm* c, Request* r, int* done, int* sizes) {
   }
   c->t->release(r->slot);
   r->comm = nullptr;
+  r->arrived = false;
   r->job.store(JobState::kIdle, std::memory_order_relaxed);
+  for (auto it = c->posted.begin(); it != c->posted.end(); ++it) {
+    if (*it == r) {
+      c->posted.erase(it);
+      break;
+    }
+  }
   c->free.push_back(static_cast<int>(r - c->requests.data()));
   if (rc == kNcclSuccess) *done = 1;
   return rc;

@@ -122,11 +122,13 @@ nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag,
 }
 
 void Net::progress_send(SendComm* c) {
-  // Start encodes in isend order; one at a time per stream (its threshold state is shared).
+  // Start encodes in isend order. Threshold encodes of one stream run one at a time (they
+  // share its threshold state); other codecs are stateless and all start at once.
   for (Request* r : c->queue) {
     if (!r->compress || r->job.load(std::memory_order_acquire) != JobState::kIdle) continue;
-    if (r->stream != nullptr && r->stream->busy) continue;
-    if (r->stream != nullptr) r->stream->busy = true;
+    bool stateful = r->params.codec == compress::CodecId::kThreshold && r->stream != nullptr;
+    if (stateful && r->stream->busy) continue;
+    if (stateful) r->stream->busy = true;
     r->job.store(JobState::kRunning, std::memory_order_relaxed);
     if (r->size <= kInlineCodecBytes)
       run_encode_job(r);
@@ -145,7 +147,7 @@ void Net::progress_send(SendComm* c) {
     if (r->compress) {
       JobState js = r->job.load(std::memory_order_acquire);
       if (js == JobState::kRunning || js == JobState::kIdle) break;
-      if (r->stream != nullptr) r->stream->busy = false;
+      if (r->params.codec == compress::CodecId::kThreshold && r->stream != nullptr) r->stream->busy = false;
       if (js == JobState::kFailed) {
         SQ_WARN("encode failed, sending %zu bytes raw instead: %s", r->size, r->job_error.c_str());
         if (stats_) stats_->record_raw(r->stats_slot, r->collective, r->size, policy::RawCause::kFailed);

@@ -221,8 +221,9 @@ TEST_P(Lifecycle, ThousandConnectCloseCyclesLeakNothing) {
   EXPECT_EQ(count_fds(), fds) << "file descriptors leaked";
   // Under ASan freed memory sits in quarantine, so RSS says nothing there; LeakSanitizer
   // checks the same property at exit.
-  if (getenv("SQUEEZE_UNDER_SANITIZER") == nullptr)
+  if (getenv("SQUEEZE_UNDER_SANITIZER") == nullptr) {
     EXPECT_LT(rss_kib() - rss, 8 * 1024) << "memory grew by more than 8 MiB over " << cycles << " cycles";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, Lifecycle, ::testing::Values(8, 9, 10, 11),
