@@ -103,6 +103,7 @@ nccl_result_t Net::test_recv(RecvComm* c, Request* r, int* done, int* sizes) {
     if (st == JobState::kIdle) break;
   }
   JobState js = r->job.load(std::memory_order_acquire);
+  if (js == JobState::kRunning && WorkerPool::shared().try_run_one()) js = r->job.load(std::memory_order_acquire);
   if (js == JobState::kIdle || js == JobState::kRunning) return kNcclSuccess;
   nccl_result_t rc = kNcclSuccess;
   if (js == JobState::kFailed) {

@@ -198,7 +198,11 @@ void Net::sample_link(SendComm* c) {
 nccl_result_t Net::test_send(SendComm* c, Request* r, int* done, int* sizes) {
   progress_send(c);
   if (!c->error.ok()) return to_nccl(c->error, __FILE__, __LINE__);
-  if (!r->posted) return kNcclSuccess;
+  if (!r->posted) {
+    // Waiting for an encode: lend a hand rather than spin.
+    if (r->compress && WorkerPool::shared().try_run_one()) progress_send(c);
+    return kNcclSuccess;
+  }
   bool finished = false;
   SQ_CHECK_STATUS(c->t->test(r->slot, &finished));
   if (!finished) return kNcclSuccess;

@@ -29,6 +29,18 @@ void WorkerPool::submit(Fn fn, void* arg) {
   cv_.notify_one();
 }
 
+bool WorkerPool::try_run_one() {
+  Job job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (jobs_.empty()) return false;
+    job = jobs_.front();
+    jobs_.pop_front();
+  }
+  job.fn(job.arg);
+  return true;
+}
+
 void WorkerPool::run() {
   for (;;) {
     Job job;

@@ -21,6 +21,10 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void submit(Fn fn, void* arg);
+  // Runs one queued job on the calling thread, if any is waiting. NCCL's progress thread calls
+  // this instead of spinning while the request it tests waits for codec work: on a machine
+  // with few cores the spinning would otherwise take the CPU the workers need.
+  bool try_run_one();
   int threads() const { return static_cast<int>(threads_.size()); }
 
   // Process-wide pool, sized by SQUEEZE_THREADS (default: half the cores, at least 1, at most 8).
