@@ -20,6 +20,13 @@ void ThresholdRefresh::record(bool searched) {
   }
 }
 
+void ThresholdRefresh::observe_kept(uint64_t kept, uint64_t count, double keep) {
+  const double target = keep * static_cast<double>(count);
+  if (!(target >= 32.0)) return;  // too few to tell drift from noise
+  const auto k = static_cast<double>(kept);
+  if (k > 2.0 * target || k < 0.5 * target) invalidate();
+}
+
 const char* schedule_kind_name(ScheduleKind k) {
   switch (k) {
     case ScheduleKind::kConstant: return "constant";

@@ -17,7 +17,9 @@ namespace squeeze::compress {
 
 // Counts the messages of one stream and says when the threshold must be searched again:
 // on the first message, then every `refresh_every` messages (0 and 1 mean every message),
-// and on the next message after invalidate().
+// on the next message after invalidate(), and after a message whose kept count drifted
+// out of [target / 2, 2 * target] (observe_kept). The drift check matters with error
+// feedback: the residual grows while tau stays, so a stale tau keeps ever more elements.
 class ThresholdRefresh {
  public:
   explicit ThresholdRefresh(uint32_t refresh_every = 1) : every_(refresh_every) {}
@@ -29,6 +31,10 @@ class ThresholdRefresh {
   // Forces a search on the next message (the stream's size or parameters changed, or the
   // reused tau stopped matching the data).
   void invalidate() { searched_ = false; }
+  // After a message: kept of count elements were kept for a target fraction `keep`. Out
+  // of [target / 2, 2 * target] (checked when target = keep * count >= 32) the next message
+  // searches again.
+  void observe_kept(uint64_t kept, uint64_t count, double keep);
   void set_refresh_every(uint32_t every) { every_ = every; }
 
   uint32_t refresh_every() const { return every_; }

@@ -26,7 +26,8 @@ namespace squeeze::compress {
 // residual. One object per stream (a collective call site); not thread-safe.
 // The encoder changes it only when it returns Ok, so a message that falls back to a stored
 // frame (the receiver gets x exactly) leaves the residual as it was. When a message keeps
-// too many elements to be worth sending (a stale tau), the next message searches again.
+// too many elements to be worth sending, or more than twice or less than half the target
+// (a stale tau; see ThresholdRefresh), the next message searches again.
 class ThresholdState {
  public:
   ThresholdState() = default;

@@ -166,6 +166,7 @@ Status threshold_encode_body(const EncodeRequest& req, std::span<uint8_t> dst, s
     s.dtype_ = dt;
     s.count_ = n;
     s.refresh_.record(search);
+    s.refresh_.observe_kept(kept.size(), n, p.keep);
     if (ef) {
       // residual = (x + r) - kept: y for dropped elements, the narrowing error for kept ones.
       s.residual_.swap(s.next_);

@@ -53,6 +53,24 @@ TEST(ThresholdRefresh, ANotSearchedMessageBeforeFirstSearchKeepsItDue) {
   EXPECT_TRUE(r.search_due());
 }
 
+TEST(ThresholdRefresh, KeptCountOutsideTheBandForcesASearch) {
+  ThresholdRefresh r(100);
+  r.record(true);
+  r.observe_kept(1000, 100000, 0.01);  // on target
+  EXPECT_FALSE(r.search_due());
+  r.observe_kept(2000, 100000, 0.01);  // exactly 2x is still inside
+  r.observe_kept(500, 100000, 0.01);   // exactly 1/2 too
+  EXPECT_FALSE(r.search_due());
+  r.observe_kept(2001, 100000, 0.01);
+  EXPECT_TRUE(r.search_due());
+  r.record(true);
+  r.observe_kept(499, 100000, 0.01);
+  EXPECT_TRUE(r.search_due());
+  r.record(true);
+  r.observe_kept(1000, 1000, 0.01);  // target 10 < 32: too small to judge
+  EXPECT_FALSE(r.search_due());
+}
+
 TEST(ScheduleKind, NamesRoundTrip) {
   for (ScheduleKind k : {ScheduleKind::kConstant, ScheduleKind::kStep, ScheduleKind::kLinear,
                          ScheduleKind::kLog}) {
