@@ -12,6 +12,7 @@
 #include "compress/quantize_kernels.h"
 #include "compress/quantize_math.h"
 #include "compress/quantize_stream.h"
+#include "compress/quantize_table.h"
 #include "compress/row_dedupe.h"
 
 namespace squeeze::compress {
@@ -51,25 +52,8 @@ void range_scalar(const float* v, std::size_t n, Range* r) {
 }
 
 template <Dtype D>
-SQUEEZE_AVX2 bool quantize_avx2(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
-  return qkern::quantize_run<D>(v, n, p, codes);
-}
-
-template <Dtype D>
-bool quantize_scalar(const float* v, std::size_t n, const qmath::Params& params, int32_t* codes) {
-  const qmath::Params p = params;
-  bool all = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    bool good;
-    codes[i] = qmath::quantize_one<D>(v[i], p, &good);
-    all &= good;
-  }
-  return all;
-}
-
-template <Dtype D>
 bool quantize_run(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
-  return kHaveAvx2 ? quantize_avx2<D>(v, n, p, codes) : quantize_scalar<D>(v, n, p, codes);
+  return qtable::quantize_codes<D>(v, n, p, codes);
 }
 
 template <Dtype D>
@@ -89,6 +73,17 @@ void gather(const qstream::Stream& s, uint64_t p, std::size_t n, float* out) {
 template <Dtype D>
 Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
   Range r;
+  if constexpr (D != Dtype::kFloat32) {  // on the raw bits (quantize_table.h)
+    uint32_t kmin = 0xffff, kmax = 0;
+    s.runs(begin, static_cast<std::size_t>(end - begin), [&](uint64_t e, std::size_t, std::size_t len) {
+      qtable::range_keys<D>(s.src + e * s.esize, len, &kmin, &kmax);
+    });
+    if (kmin <= kmax) {
+      r.mn = qtable::key_value<D>(kmin);
+      r.mx = qtable::key_value<D>(kmax);
+    }
+    return r;
+  }
   float vals[kChunk];
   for (uint64_t p = begin; p < end; p += kChunk) {
     const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, end - p));
@@ -161,12 +156,18 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
 
   qmath::Params msg{};
   double bound_abs = 0;
+  qtable::CodeTable table;  // 16-bit dtypes, message modes, large enough messages
+  bool use_table = false;
   if (!rel_row) {
     const Range r = stream_range<D>(s, 0, n_stream);
     const double range = r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
     const double eb = qp.mode == BoundMode::kAbs ? qp.error_bound : qp.error_bound * range;
     msg = qmath::choose<D>(r.mn, r.mx, eb, false);
     bound_abs = msg.bound;
+    if constexpr (D != Dtype::kFloat32) {
+      use_table = qtable::CodeTable::worth_it<D>(r.mn, r.mx, n_stream);
+      if (use_table) table.build<D>(r.mn, r.mx, msg);
+    }
   }
 
   std::vector<uint32_t> esc_index;
@@ -185,14 +186,31 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
       esc_values.insert(esc_values.end(), raw, raw + esize);
     }
   };
+  // The same codes and escapes from the table (quantize_table.h).
+  auto table_chunk = [&](uint64_t p0, std::size_t n) {
+    bool none = true;
+    s.runs(p0, n, [&](uint64_t e, std::size_t at, std::size_t len) {
+      none &= table.lookup(s.src + e * esize, len, codes + at);
+    });
+    if (none) return;
+    for (std::size_t j = 0; j < n; ++j) {
+      const uint8_t* raw = s.src + s.element(p0 + j) * esize;
+      if (!table.escapes(static_cast<uint16_t>(raw[0] | (raw[1] << 8)))) continue;
+      esc_index.push_back(static_cast<uint32_t>(p0 + j));
+      esc_values.insert(esc_values.end(), raw, raw + esize);
+    }
+  };
   uint64_t cur_row = std::numeric_limits<uint64_t>::max();
   qmath::Params row{};
   for (uint64_t p0 = 0; p0 < n_stream; p0 += kChunk) {
     const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, n_stream - p0));
-    gather<D>(s, p0, n, vals);
-    if (!rel_row) {
+    if (use_table) {
+      table_chunk(p0, n);
+    } else if (!rel_row) {
+      gather<D>(s, p0, n, vals);
       segment(p0, 0, n, msg);
     } else {
+      gather<D>(s, p0, n, vals);
       for (std::size_t i = 0; i < n;) {  // split at row boundaries
         const uint64_t k = (p0 + i) / L;
         if (k != cur_row) {
