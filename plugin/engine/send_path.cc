@@ -61,6 +61,10 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m) {
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::raw_cause(d.raw_reason));
     return;
   }
+  // Lossless of unknown data: code it as 4-byte words when it divides, so float data gets the
+  // byte-plane split (still bit-exact for any bytes).
+  if (params->codec == compress::CodecId::kLossless && dtype == compress::Dtype::kBytes && r.size % 4 == 0)
+    dtype = compress::Dtype::kFloat32;
   std::size_t elem = compress::dtype_size(dtype);
   if (elem == 0 || r.size % elem != 0 || r.data == nullptr || r.size == 0) {
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kDtype);
