@@ -265,4 +265,17 @@ TEST_F(CollectiveEmulator, CastHalvesTheBytesWithinBfloat16Rounding) {
   unlink(p.c_str());
 }
 
+TEST_F(CollectiveEmulator, PluginRefusesToStartOnAnInvalidPolicy) {
+  // The plugin's init fails, and says why on stderr (even without NCCL_DEBUG) with the file,
+  // the JSON pointer of the fault and the reason; nothing runs under a policy nobody meant.
+  std::string p = temp_policy("invalid", R"({"version": 1, "rules": [{"name": "x", "match": {},
+      "codec": "threshold", "keep": 1.5}]})");
+  Outcome o = run_tool({"-n", "2", "-b", "1M", "-e", "1M", "--policy", p, "--timeout", "20"});
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.err.find("refusing to start"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("policy " + p + ": /rules/0/keep: must be in (0, 1]"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("alltoall "), std::string::npos) << "no collective may run";
+  unlink(p.c_str());
+}
+
 }  // namespace
