@@ -1,6 +1,7 @@
 // Runs one collective at one size on this rank: builds the inputs and the exact result,
 // sets up a communicator, runs warm-up and timed iterations (a bootstrap barrier before
-// each, checks after each, outside the timing), finalizes, and gathers every rank's
+// each; after each a second barrier, then the checks, so no rank's checks share the CPU
+// with another rank's timed iteration), finalizes, and gathers every rank's
 // timings, errors, output hashes and plugin wire statistics into one Row (on rank 0).
 #pragma once
 
