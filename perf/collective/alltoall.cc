@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -18,8 +19,20 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
   const int n = comm.nranks(), r = comm.rank();
   const std::size_t block = count * compress::dtype_size(d);
   const auto ur = static_cast<std::size_t>(r);
-  if (block != 0) std::memcpy(out + ur * block, in + ur * block, block);
-  if (n < 2 || block == 0) return;
+  // The rank's own block: NCCL copies it on the GPU while the proxy moves the network
+  // blocks, so here it is copied piecewise whenever the network loop has nothing to do, and
+  // whatever is left once the network blocks are done.
+  std::size_t self_done = 0;
+  auto copy_self = [&](std::size_t limit) {
+    const std::size_t len = std::min(limit, block - self_done);
+    if (len != 0) std::memcpy(out + ur * block + self_done, in + ur * block + self_done, len);
+    self_done += len;
+    return len != 0;
+  };
+  if (n < 2 || block == 0) {
+    copy_self(block);
+    return;
+  }
   const std::size_t nmsg = (block + p.chunk_bytes - 1) / p.chunk_bytes;
 
   ProfChain& ch = comm.chain();
@@ -100,13 +113,16 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
     const auto now = std::chrono::steady_clock::now();
     if (moved) {
       last_move = now;
+    } else if (copy_self(p.chunk_bytes)) {
+      last_move = now;
     } else {
       if (now - last_move > std::chrono::duration<double>(comm.timeout_s()))
         throw std::runtime_error("rank " + std::to_string(r) + ": all-to-all made no progress for " +
                                  std::to_string(static_cast<int>(comm.timeout_s())) + " s");
-      sched_yield();
+      sched_yield();  // idle, as NCCL's proxy thread yields when no op progressed
     }
   }
+  copy_self(block);
 }
 
 }  // namespace squeeze::perf

@@ -10,7 +10,9 @@
 namespace squeeze::perf {
 
 void perf_logger(int level, unsigned long, const char* file, int line, const char* fmt, ...) {
-  if (level > kLogWarn && std::getenv("SQUEEZE_PERF_VERBOSE") == nullptr) return;
+  // Read once: the plugin may log on every message, and this runs inside the timed loop.
+  static const bool verbose = std::getenv("SQUEEZE_PERF_VERBOSE") != nullptr;
+  if (level > kLogWarn && !verbose) return;
   va_list ap;
   va_start(ap, fmt);
   std::fprintf(stderr, "[%s:%d] ", file, line);
