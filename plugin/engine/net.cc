@@ -48,7 +48,7 @@ nccl_result_t Net::load_policy_locked() {
   PaysController::Config pc;
   const char* bypass = getenv("SQUEEZE_BYPASS");
   pc.enabled = !(bypass != nullptr && std::string(bypass) == "off");
-  pc.workers = WorkerPool::shared().threads();
+  pc.workers = WorkerPool::configured_threads();
   pays_ = std::make_unique<PaysController>(pc);
   SQ_INFO(kSubsysInit | kSubsysNet, "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads",
           p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS=off)", pc.workers);

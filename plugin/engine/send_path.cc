@@ -204,7 +204,9 @@ nccl_result_t Net::test_send(SendComm* c, Request* r, int* done, int* sizes) {
   if (!c->error.ok()) return to_nccl(c->error, __FILE__, __LINE__);
   if (!r->posted) {
     // Waiting for an encode: lend a hand rather than spin.
-    if (r->compress && WorkerPool::shared().try_run_one()) progress_send(c);
+    if (r->compress && r->job.load(std::memory_order_acquire) == JobState::kRunning &&
+        WorkerPool::shared().try_run_one())
+      progress_send(c);
     return kNcclSuccess;
   }
   bool finished = false;

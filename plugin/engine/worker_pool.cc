@@ -55,6 +55,13 @@ void WorkerPool::run() {
   }
 }
 
+int WorkerPool::configured_threads() {
+  int n = 0;
+  if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') n = atoi(v);
+  if (n <= 0) n = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
+  return n;
+}
+
 WorkerPool& WorkerPool::shared() {
   // Never destroyed: jobs may still reference comms while the process exits. A child made
   // by fork() inherits the object but none of its threads, so it gets a pool of its own
@@ -67,10 +74,7 @@ WorkerPool& WorkerPool::shared() {
   std::lock_guard<std::mutex> lock(create_mu);
   p = pool.load(std::memory_order_acquire);
   if (p == nullptr || owner.load() != getpid()) {
-    int n = 0;
-    if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') n = atoi(v);
-    if (n <= 0) n = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
-    p = new WorkerPool(n);
+    p = new WorkerPool(configured_threads());
     owner.store(getpid());
     pool.store(p, std::memory_order_release);
   }

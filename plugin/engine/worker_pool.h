@@ -27,8 +27,11 @@ class WorkerPool {
   bool try_run_one();
   int threads() const { return static_cast<int>(threads_.size()); }
 
-  // Process-wide pool, sized by SQUEEZE_THREADS (default: half the cores, at least 1, at most 8).
+  // Process-wide pool, sized by configured_threads(), created on first use (not at init:
+  // threads that exist when an application forks can leave allocator locks held in the child).
   static WorkerPool& shared();
+  // SQUEEZE_THREADS, else half the cores, at least 1, at most 8.
+  static int configured_threads();
 
  private:
   struct Job {

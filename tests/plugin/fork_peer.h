@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <functional>
 
 namespace squeeze::testing {
@@ -33,10 +34,19 @@ class ForkPeer {
   ForkPeer(const ForkPeer&) = delete;
   ForkPeer& operator=(const ForkPeer&) = delete;
   bool started() const { return pid_ > 0; }
-  // Exit status of the child (128+signal when killed).
-  int wait() {
+  // Exit status of the child (128+signal when killed). A child still running after
+  // timeout_s is killed, so a hung peer fails the test instead of hanging it.
+  int wait(double timeout_s = 120) {
     int st = 0;
-    waitpid(pid_, &st, 0);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (waitpid(pid_, &st, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &st, 0);
+        break;
+      }
+      usleep(1000);
+    }
     reaped_ = true;
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     return 128 + WTERMSIG(st);
