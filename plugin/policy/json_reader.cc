@@ -143,6 +143,13 @@ bool JsonReader::parse(std::string_view text, Json* out) {
     fail("", "not valid JSON at line " + std::to_string(line) + ", column " + std::to_string(col) + ": " +
                  (colon == std::string::npos ? what : what.substr(colon + 2)));
     return false;
+  } catch (const Json::exception& e) {
+    // Other parser errors, e.g. out_of_range 406 for a number that overflows every JSON type
+    // (found by the policy fuzzer): the message names the offending token.
+    std::string what = e.what();
+    auto bracket = what.find("] ");
+    fail("", "not valid JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)));
+    return false;
   }
   // A duplicate key makes the document ambiguous: report only that, not what follows from
   // whichever copy the parser kept.
