@@ -68,11 +68,12 @@ class SendComm {
   virtual Status test(int slot, bool* done) = 0;
   // Returns a completed slot to the pool.
   virtual void release(int slot) = 0;
-  // Cumulative bytes the link delivered and seconds it was busy delivering them, as the
-  // transport knows them (e.g. TCP_INFO). False when it cannot tell.
-  virtual bool link_counters(uint64_t* bytes, double* busy_seconds) {
-    (void)bytes;
-    (void)busy_seconds;
+  // The link's most recent delivery rate in bytes/s as the transport measures it (TCP: the
+  // kernel's rate sampler). *lower_bound: the sender was not keeping the link busy, so the
+  // link can do at least this. False when the transport cannot tell.
+  virtual bool link_rate(double* bytes_per_s, bool* lower_bound) {
+    (void)bytes_per_s;
+    (void)lower_bound;
     return false;
   }
 };

@@ -106,11 +106,9 @@ struct SendComm : CommBase {
   int inflight = 0;                    // posted, not yet reported done
   transport::Status error;             // a failed post, reported by the next test()
   std::map<std::pair<int, uint64_t>, std::unique_ptr<StreamState>> streams;
-  // link measurement: bytes completed since the last sample, and the transport's counters then
+  // link measurement: bytes completed since the last sample
   std::chrono::steady_clock::time_point busy_since{};
   uint64_t busy_bytes = 0;
-  uint64_t link_bytes0 = 0;
-  double link_busy0 = 0;
 };
 
 struct RecvComm : CommBase {

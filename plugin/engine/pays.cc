@@ -11,7 +11,7 @@ std::size_t idx(compress::CodecId c) { return static_cast<std::size_t>(c) & 7u; 
 }  // namespace
 
 double PaysController::speedup_locked(const CodecState& s) const {
-  if (link_samples_ == 0 || link_ <= 0) return 1e9;  // link speed unknown: assume it is slow
+  if (link_samples_ == 0 || link_ <= 0) return 0;  // link speed unknown: not yet
   double w = std::max(1, cfg_.workers);
   double dec = s.dec_samples ? s.dec : s.enc;  // no local decodes yet: assume symmetric
   return std::min({s.ratio, w * s.enc / link_, w * dec / link_});
@@ -21,6 +21,7 @@ bool PaysController::should_compress(compress::CodecId codec) {
   if (!cfg_.enabled) return true;
   std::lock_guard<std::mutex> lock(mu_);
   CodecState& s = codecs_[idx(codec)];
+  if (link_samples_ == 0) return false;  // raw until the link is measured (raw traffic measures it)
   if (s.samples < cfg_.warmup) return true;
   double sp = speedup_locked(s);
   if (s.compressing && sp < cfg_.stop_below) s.compressing = false;
@@ -55,6 +56,14 @@ void PaysController::record_link(uint64_t wire_bytes, double busy_seconds) {
   if (wire_bytes == 0 || busy_seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   link_ = ewma(link_, static_cast<double>(wire_bytes) / busy_seconds, link_samples_);
+  ++link_samples_;
+}
+
+void PaysController::record_link_rate(double bytes_per_s, bool lower_bound) {
+  if (bytes_per_s <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lower_bound && link_samples_ > 0 && bytes_per_s <= link_) return;
+  link_ = ewma(link_, bytes_per_s, link_samples_);
   ++link_samples_;
 }
 

@@ -2,8 +2,10 @@
 // averages of the codec's encode and decode speed and ratio (per codec) and of the speed the
 // link actually achieves, and compresses when the pipelined speedup
 //     min(r, W·B_encode / B_link, W·B_decode / B_link)      (W = codec worker threads)
-// is above 1, with hysteresis (start above 1.15, stop below 1.0). While bypassing it still
-// compresses one message in `probe_every` to keep its estimates fresh. A pure state machine:
+// is above 1, with hysteresis (start above 1.15, stop below 1.0). Until the link has been
+// measured it sends raw (which measures it); then it compresses `warmup` messages to measure
+// the codec. While bypassing it still compresses one message in `probe_every` to keep its
+// estimates fresh. A pure state machine:
 // no clocks, no I/O; the engine feeds it measurements.
 #pragma once
 
@@ -33,6 +35,8 @@ class PaysController {
   void record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out, double seconds);
   void record_decode(compress::CodecId codec, uint64_t bytes_out, double seconds);
   void record_link(uint64_t wire_bytes, double busy_seconds);
+  // A rate sample; a lower bound (the sender did not fill the link) only ever raises the estimate.
+  void record_link_rate(double bytes_per_s, bool lower_bound);
 
   struct View {
     double encode_Bps, decode_Bps, ratio, link_Bps, speedup;

@@ -179,19 +179,17 @@ void Net::progress_send(SendComm* c) {
   }
 }
 
-// Feeds the pays controller with the link's delivery rate. The transport's own counters
-// (TCP_INFO: bytes acknowledged / time with data in flight) see the link itself; without
-// them, the bytes that completed over the wall time since the last sample are a lower
-// bound that a deep socket buffer can inflate.
+// Feeds the pays controller with the link's delivery rate. The transport's own measure (TCP:
+// the kernel's rate sampler) sees the link itself; without it, the bytes that completed over
+// the wall time since the last sample are a rough lower bound, which a deep socket buffer
+// can inflate.
 void Net::sample_link(SendComm* c) {
   auto now = Clock::now();
-  uint64_t bytes = 0;
-  double busy = 0;
-  if (c->t->link_counters(&bytes, &busy)) {
-    if (c->link_bytes0 != 0 || c->link_busy0 != 0)
-      pays_->record_link(bytes - c->link_bytes0, busy - c->link_busy0);
-    c->link_bytes0 = bytes;
-    c->link_busy0 = busy;
+  double rate = 0;
+  bool lower_bound = false;
+  if (c->t->link_rate(&rate, &lower_bound)) {
+    pays_->record_link_rate(rate, lower_bound);
+    SQ_TRACE("link sample: %.3f GB/s%s", rate * 1e-9, lower_bound ? " (application-limited: at least)" : "");
   } else {
     pays_->record_link(c->busy_bytes, std::chrono::duration<double>(now - c->busy_since).count());
   }

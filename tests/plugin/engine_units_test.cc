@@ -64,11 +64,12 @@ TEST(Describe, PointToPointIgnoresStaleAlgoAndProto) {
 TEST(Pays, CompressesWhileLearningThenBypassesAFastLink) {
   PaysController p({true, 1, 1.15, 1.0, 4, 32});
   auto q = compress::CodecId::kQuantize;
+  EXPECT_FALSE(p.should_compress(q)) << "raw until the link is measured";
+  p.record_link_rate(10.0 * (1 << 30), false);  // 10 GB/s link: a 1 GB/s codec cannot keep up
   for (int i = 0; i < 4; ++i) {
-    EXPECT_TRUE(p.should_compress(q)) << "no measurements yet";
+    EXPECT_TRUE(p.should_compress(q)) << "the codec is not measured yet";
     p.record_encode(q, 1 << 20, 1 << 18, 1e-3);  // 1 GB/s, ratio 4
   }
-  p.record_link(10ull << 30, 1.0);  // 10 GB/s link: a 1 GB/s codec cannot keep up
   int compressed = 0;
   for (int i = 0; i < 320; ++i) compressed += p.should_compress(q);
   EXPECT_EQ(compressed, 10) << "bypass, except one probe in 32";
@@ -82,6 +83,8 @@ TEST(Pays, CompressesOnASlowLinkWithHysteresis) {
   p.record_encode(t, 1 << 20, 1 << 14, 1e-3);   // 1 GB/s, ratio 64
   p.record_link(125'000'000, 1.0);               // 1 Gbit/s
   EXPECT_TRUE(p.should_compress(t));
+  p.record_link_rate(50e6, true);                // an application-limited sample: a lower bound
+  EXPECT_NEAR(p.view(t).link_Bps, 125e6, 1) << "a lower bound below the estimate says nothing";
   EXPECT_GT(p.view(t).speedup, 5);
   PaysController off({false, 1, 1.15, 1.0, 1, 32});
   off.record_encode(t, 1 << 20, 1 << 19, 1.0);  // hopelessly slow

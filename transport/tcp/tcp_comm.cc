@@ -85,10 +85,10 @@ Status TcpSendComm::test(int slot, bool* done) {
   return Status::Ok();
 }
 
-bool TcpSendComm::link_counters(uint64_t* bytes, double* busy_seconds) {
-  uint64_t busy_us = 0;
-  if (!tcp_delivery_counters(fd_.get(), bytes, &busy_us) || busy_us == 0) return false;
-  *busy_seconds = static_cast<double>(busy_us) * 1e-6;
+bool TcpSendComm::link_rate(double* bytes_per_s, bool* lower_bound) {
+  uint64_t rate = 0;
+  if (!tcp_delivery_rate(fd_.get(), &rate, lower_bound)) return false;
+  *bytes_per_s = static_cast<double>(rate);
   return true;
 }
 

@@ -54,7 +54,7 @@ class TcpSendComm final : public SendComm {
   Status post(const SendItem& item, int* slot) override;
   Status test(int slot, bool* done) override;
   void release(int slot) override { ring_.release(slot); }
-  bool link_counters(uint64_t* bytes, double* busy_seconds) override;
+  bool link_rate(double* bytes_per_s, bool* lower_bound) override;
 
  private:
   struct Op {

@@ -9,13 +9,14 @@
 
 namespace squeeze::transport::tcp {
 
-bool tcp_delivery_counters(int fd, uint64_t* bytes_acked, uint64_t* busy_us) {
+bool tcp_delivery_rate(int fd, uint64_t* bytes_per_s, bool* app_limited) {
   struct tcp_info info {};
   socklen_t len = sizeof(info);
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return false;
-  if (len < offsetof(tcp_info, tcpi_busy_time) + sizeof(info.tcpi_busy_time)) return false;
-  *bytes_acked = info.tcpi_bytes_acked;
-  *busy_us = info.tcpi_busy_time;
+  if (len < offsetof(tcp_info, tcpi_delivery_rate) + sizeof(info.tcpi_delivery_rate)) return false;
+  if (info.tcpi_delivery_rate == 0) return false;  // no sample yet
+  *bytes_per_s = info.tcpi_delivery_rate;
+  *app_limited = info.tcpi_delivery_rate_app_limited != 0;
   return true;
 }
 

@@ -5,8 +5,9 @@
 
 namespace squeeze::transport::tcp {
 
-// Cumulative bytes the peer acknowledged and microseconds the connection was busy sending
-// (data in flight), from TCP_INFO. False where the kernel does not report them.
-bool tcp_delivery_counters(int fd, uint64_t* bytes_acked, uint64_t* busy_us);
+// TCP_INFO's delivery rate (bytes/s, the kernel's latest rate sample, microsecond timing) and
+// whether that sample was application-limited (then it is only a lower bound on the link).
+// False where the kernel does not report it.
+bool tcp_delivery_rate(int fd, uint64_t* bytes_per_s, bool* app_limited);
 
 }  // namespace squeeze::transport::tcp
