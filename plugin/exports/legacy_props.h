@@ -5,13 +5,14 @@
 
 namespace squeeze::plugin {
 
-inline void to_v9(const nccl_net_props_v11& in, nccl_net_props_v9* out) {
+// The fields every version has, under the same names.
+template <typename Props>
+void copy_common_props(const nccl_net_props_v11& in, Props* out) {
   out->name = in.name;
   out->pciPath = in.pciPath;
   out->guid = in.guid;
   out->ptrSupport = in.ptrSupport;
   out->regIsGlobal = in.regIsGlobal;
-  out->forceFlush = in.forceFlush;
   out->speed = in.speed;
   out->port = in.port;
   out->latency = in.latency;
@@ -19,24 +20,16 @@ inline void to_v9(const nccl_net_props_v11& in, nccl_net_props_v9* out) {
   out->maxRecvs = in.maxRecvs;
   out->netDeviceType = in.netDeviceType;
   out->netDeviceVersion = in.netDeviceVersion;
+}
+
+inline void to_v8(const nccl_net_props_v11& in, nccl_net_props_v8* out) { copy_common_props(in, out); }
+
+inline void to_v9(const nccl_net_props_v11& in, nccl_net_props_v9* out) {
+  copy_common_props(in, out);
+  out->forceFlush = in.forceFlush;
   out->vProps = in.vProps;
   out->maxP2pBytes = in.maxP2pBytes;
   out->maxCollBytes = in.maxCollBytes;
-}
-
-inline void to_v8(const nccl_net_props_v11& in, nccl_net_props_v8* out) {
-  out->name = in.name;
-  out->pciPath = in.pciPath;
-  out->guid = in.guid;
-  out->ptrSupport = in.ptrSupport;
-  out->regIsGlobal = in.regIsGlobal;
-  out->speed = in.speed;
-  out->port = in.port;
-  out->latency = in.latency;
-  out->maxComms = in.maxComms;
-  out->maxRecvs = in.maxRecvs;
-  out->netDeviceType = in.netDeviceType;
-  out->netDeviceVersion = in.netDeviceVersion;
 }
 
 }  // namespace squeeze::plugin

@@ -3,9 +3,11 @@
 // profiler handles to isend/irecv, v9 passes neither.
 #include "plugin/engine/net.h"
 #include "plugin/engine/result.h"
+#include "plugin/exports/common_entries.h"
 #include "plugin/exports/legacy_props.h"
 
 namespace {
+using namespace squeeze::plugin::entries;
 using squeeze::plugin::guarded;
 using squeeze::plugin::Net;
 
@@ -17,7 +19,6 @@ nccl_result_t init_v10(nccl_logger_t log, nccl_profiler_callback_t prof) {
 nccl_result_t init_v9(nccl_logger_t log) {
   return guarded("init", [&] { return net().init(log, nullptr, nullptr); });
 }
-nccl_result_t devices(int* n) { return guarded("devices", [&] { return net().devices(n); }); }
 nccl_result_t get_properties_v9(int dev, nccl_net_props_v9* p) {
   return guarded("getProperties", [&] {
     nccl_net_props_v11 full{};
@@ -26,9 +27,6 @@ nccl_result_t get_properties_v9(int dev, nccl_net_props_v9* p) {
     return r;
   });
 }
-nccl_result_t listen(int dev, void* handle, void** l) {
-  return guarded("listen", [&] { return net().listen(nullptr, dev, handle, l); });
-}
 nccl_result_t connect_v10(int dev, nccl_net_comm_config* config, void* handle, void** s, nccl_net_device_handle** dh) {
   (void)config;
   return guarded("connect", [&] { return net().connect(nullptr, dev, handle, s, dh); });
@@ -36,13 +34,6 @@ nccl_result_t connect_v10(int dev, nccl_net_comm_config* config, void* handle, v
 nccl_result_t connect_v9(int dev, void* handle, void** s, nccl_net_device_handle** dh) {
   return guarded("connect", [&] { return net().connect(nullptr, dev, handle, s, dh); });
 }
-nccl_result_t accept(void* l, void** r, nccl_net_device_handle** dh) {
-  return guarded("accept", [&] { return net().accept(l, r, dh); });
-}
-nccl_result_t reg_mr(void* comm, void* data, size_t size, int type, void** mh) {
-  return guarded("regMr", [&] { return net().reg_mr(comm, data, size, type, mh); });
-}
-nccl_result_t dereg_mr(void* comm, void* mh) { return guarded("deregMr", [&] { return net().dereg_mr(comm, mh); }); }
 nccl_result_t isend_v10(void* s, void* data, size_t size, int tag, void* mh, void* ph, void** req) {
   return guarded("isend", [&] { return net().isend(s, data, size, tag, mh, ph, req); });
 }
@@ -55,27 +46,18 @@ nccl_result_t irecv_v10(void* r, int n, void** data, size_t* sizes, int* tags, v
 nccl_result_t irecv_v9(void* r, int n, void** data, size_t* sizes, int* tags, void** mhs, void** req) {
   return guarded("irecv", [&] { return net().irecv(r, n, data, sizes, tags, mhs, nullptr, req); });
 }
-nccl_result_t iflush(void* r, int n, void** data, int* sizes, void** mhs, void** req) {
-  return guarded("iflush", [&] { return net().iflush(r, n, data, sizes, mhs, req); });
-}
-nccl_result_t test(void* req, int* done, int* sizes) {
-  return guarded("test", [&] { return net().test(req, done, sizes); });
-}
-nccl_result_t close_send(void* s) { return guarded("closeSend", [&] { return net().close_send(s); }); }
-nccl_result_t close_recv(void* r) { return guarded("closeRecv", [&] { return net().close_recv(r); }); }
-nccl_result_t close_listen(void* l) { return guarded("closeListen", [&] { return net().close_listen(l); }); }
 }  // namespace
 
 extern "C" {
 __attribute__((visibility("default"))) nccl_net_v10 ncclNetPlugin_v10 = {
-    "Squeeze", init_v10,  devices,   get_properties_v9, listen, connect_v10, accept, reg_mr, nullptr, dereg_mr,
+    "Squeeze", init_v10,  devices,   get_properties_v9, listen_no_ctx, connect_v10, accept, reg_mr, nullptr, dereg_mr,
     isend_v10, irecv_v10, iflush,    test,              close_send, close_recv, close_listen, nullptr, nullptr, nullptr,
 };
 }
 
 extern "C" {
 __attribute__((visibility("default"))) nccl_net_v9 ncclNetPlugin_v9 = {
-    "Squeeze", init_v9,  devices, get_properties_v9, listen, connect_v9, accept, reg_mr, nullptr, dereg_mr,
+    "Squeeze", init_v9,  devices, get_properties_v9, listen_no_ctx, connect_v9, accept, reg_mr, nullptr, dereg_mr,
     isend_v9,  irecv_v9, iflush,  test,              close_send, close_recv, close_listen, nullptr, nullptr, nullptr,
 };
 }

@@ -1,8 +1,10 @@
 // ncclNetPlugin_v11: the native version; every call goes straight to the engine.
 #include "plugin/engine/net.h"
 #include "plugin/engine/result.h"
+#include "plugin/exports/common_entries.h"
 
 namespace {
+using namespace squeeze::plugin::entries;
 using squeeze::plugin::guarded;
 using squeeze::plugin::Net;
 using squeeze::plugin::NetContext;
@@ -19,7 +21,6 @@ nccl_result_t init(void** ctx, uint64_t comm_id, nccl_net_comm_config* config, n
     return r;
   });
 }
-nccl_result_t devices(int* n) { return guarded("devices", [&] { return Net::instance().devices(n); }); }
 nccl_result_t get_properties(int dev, nccl_net_props_v11* p) {
   return guarded("getProperties", [&] { return Net::instance().properties(dev, p); });
 }
@@ -30,31 +31,11 @@ nccl_result_t connect(void* ctx, int dev, void* handle, void** s, nccl_net_devic
   return guarded("connect",
                  [&] { return Net::instance().connect(static_cast<NetContext*>(ctx), dev, handle, s, dh); });
 }
-nccl_result_t accept(void* l, void** r, nccl_net_device_handle** dh) {
-  return guarded("accept", [&] { return Net::instance().accept(l, r, dh); });
-}
-nccl_result_t reg_mr(void* comm, void* data, size_t size, int type, void** mh) {
-  return guarded("regMr", [&] { return Net::instance().reg_mr(comm, data, size, type, mh); });
-}
-nccl_result_t dereg_mr(void* comm, void* mh) {
-  return guarded("deregMr", [&] { return Net::instance().dereg_mr(comm, mh); });
-}
 nccl_result_t isend(void* s, void* data, size_t size, int tag, void* mh, void* ph, void** req) {
   return guarded("isend", [&] { return Net::instance().isend(s, data, size, tag, mh, ph, req); });
 }
 nccl_result_t irecv(void* r, int n, void** data, size_t* sizes, int* tags, void** mhs, void** phs, void** req) {
   return guarded("irecv", [&] { return Net::instance().irecv(r, n, data, sizes, tags, mhs, phs, req); });
-}
-nccl_result_t iflush(void* r, int n, void** data, int* sizes, void** mhs, void** req) {
-  return guarded("iflush", [&] { return Net::instance().iflush(r, n, data, sizes, mhs, req); });
-}
-nccl_result_t test(void* req, int* done, int* sizes) {
-  return guarded("test", [&] { return Net::instance().test(req, done, sizes); });
-}
-nccl_result_t close_send(void* s) { return guarded("closeSend", [&] { return Net::instance().close_send(s); }); }
-nccl_result_t close_recv(void* r) { return guarded("closeRecv", [&] { return Net::instance().close_recv(r); }); }
-nccl_result_t close_listen(void* l) {
-  return guarded("closeListen", [&] { return Net::instance().close_listen(l); });
 }
 nccl_result_t finalize(void* ctx) {
   return guarded("finalize", [&] { return Net::instance().finalize(static_cast<NetContext*>(ctx)); });
