@@ -3,7 +3,7 @@
 file(GLOB SQUEEZE_PERF_COLLECTIVE_SRC CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/collective/*.cc)
 add_executable(squeeze-perf ${CMAKE_CURRENT_SOURCE_DIR}/squeeze_perf.cc ${SQUEEZE_PERF_COLLECTIVE_SRC})
 target_include_directories(squeeze-perf PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(squeeze-perf PRIVATE squeeze_perf_common squeeze_compress nlohmann_json::nlohmann_json
+target_link_libraries(squeeze-perf PRIVATE squeeze_perf_common squeeze_core nlohmann_json::nlohmann_json
                       squeeze_warnings Threads::Threads ${CMAKE_DL_LIBS})
 target_compile_definitions(squeeze-perf PRIVATE SQUEEZE_PLUGIN_PATH="$<TARGET_FILE:nccl-net-squeeze>")
 add_dependencies(squeeze-perf nccl-net-squeeze)

@@ -12,33 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/policy/stats.h"
+
 namespace squeeze::perf {
 namespace {
-
-constexpr const char* kStatsEnv = "SQUEEZE_STATS";
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The plugin's naming rule (plugin/policy/stats.h stats_path_for_rank).
-std::string path_for_rank(const std::string& t, int rank) {
-  const std::string r = std::to_string(rank);
-  if (t.find("%r") != std::string::npos) {
-    std::string out;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (t[i] == '%' && i + 1 < t.size() && t[i + 1] == 'r') {
-        out += r;
-        ++i;
-      } else {
-        out += t[i];
-      }
-    }
-    return out;
-  }
-  if (t.size() > 5 && ends_with(t, ".json")) return t.substr(0, t.size() - 5) + ".rank" + r + ".json";
-  return t + ".rank" + r + ".json";
-}
 
 bool add_file(const std::string& path, WireTotals* w) {
   std::ifstream in(path);
@@ -78,17 +55,17 @@ void copy_path(char* dst, const std::string& src) {
 }  // namespace
 
 StatsDir::StatsDir(int first_rank, int count) {
-  if (const char* env = std::getenv(kStatsEnv); env != nullptr && *env != '\0') return;
+  if (const char* env = std::getenv(policy::kStatsEnv); env != nullptr && *env != '\0') return;
   std::string dir = "/tmp/squeeze-perf-stats.XXXXXX";
   std::vector<char> buf(dir.begin(), dir.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) return;  // no ratio then; the run itself is unaffected
   dir_ = buf.data();
   const std::string tmpl = dir_ + "/stats.json";
-  setenv(kStatsEnv, tmpl.c_str(), 1);
+  setenv(policy::kStatsEnv, tmpl.c_str(), 1);
   copy_path(g_dir, dir_);
   for (int r = first_rank; r < first_rank + count && g_nfiles + 2 <= kMaxFiles; ++r) {
-    const std::string p = path_for_rank(tmpl, r);
+    const std::string p = policy::stats_path_for_rank(tmpl, r);
     copy_path(g_files[g_nfiles++], p);
     copy_path(g_files[g_nfiles++], p + ".tmp");
   }
@@ -100,7 +77,7 @@ StatsDir::~StatsDir() {
   if (dir_.empty()) return;
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
-  unsetenv(kStatsEnv);  // the plugin's exit-time report must not write into the removed directory
+  unsetenv(policy::kStatsEnv);  // the plugin's exit-time report must not write into the removed directory
   if (DIR* d = opendir(dir_.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
@@ -112,9 +89,9 @@ StatsDir::~StatsDir() {
 }
 
 StatsFile::StatsFile(int rank) {
-  if (const char* env = std::getenv(kStatsEnv); env != nullptr && *env != '\0') {
+  if (const char* env = std::getenv(policy::kStatsEnv); env != nullptr && *env != '\0') {
     template_ = env;
-    path_ = path_for_rank(template_, rank);
+    path_ = policy::stats_path_for_rank(template_, rank);
     // A file left by an earlier run would read as this run's counters until the plugin first
     // rewrites it; this process's plugin is about to own that file anyway.
     unlink(path_.c_str());
