@@ -3,7 +3,6 @@
 // small, else on a worker) before test() reports done. A frame that fails to decode is an
 // error from test(), never silent garbage.
 #include <array>
-#include <climits>
 
 #include "plugin/engine/codec_jobs.h"
 #include "plugin/engine/describe.h"
@@ -13,10 +12,6 @@
 #include "plugin/log.h"
 
 namespace squeeze::plugin {
-
-namespace {
-int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : static_cast<int>(v); }
-}  // namespace
 
 nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t* sizes, const int* tags,
                          void** mhandles, void** phandles, void** request) {

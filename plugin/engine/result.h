@@ -1,6 +1,8 @@
 // Turning internal statuses and C++ exceptions into NCCL result codes at the ABI edge.
 #pragma once
 
+#include <climits>
+#include <cstdint>
 #include <exception>
 #include <new>
 
@@ -9,6 +11,9 @@
 #include "transport/status.h"
 
 namespace squeeze::plugin {
+
+// test() reports sizes as int; NCCL never moves 2 GiB in one request, but stay defined.
+inline int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : static_cast<int>(v); }
 
 // Logs a failed transport status with its origin and maps it to an ncclResult_t.
 nccl_result_t to_nccl(const transport::Status& s, const char* file, int line);

@@ -3,7 +3,6 @@
 // thread for large messages, inline for small ones. Messages reach the transport strictly in
 // isend order, so the receiver's FIFO matching holds whatever the codecs' timing.
 #include <chrono>
-#include <climits>
 
 #include "compress/codec.h"
 #include "plugin/engine/codec_jobs.h"
@@ -17,8 +16,6 @@ namespace squeeze::plugin {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-
-int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : static_cast<int>(v); }
 
 // True when message `step` of a ring all-reduce proxy op carries a partial sum (the
 // reduce-scatter half). NCCL 2.28.9: ring all-reduce sends 2(n-1) chunks per loop, each chunk
@@ -95,8 +92,7 @@ nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag,
     SQ_WARN("isend: not a Squeeze send comm");
     return kNcclInvalidArgument;
   }
-  progress_send(c);
-  if (c->free.empty()) return kNcclSuccess;  // NCCL retries later
+  if (c->free.empty()) return kNcclSuccess;  // NCCL retries later (only test() frees requests)
   int idx = c->free.back();
   Request& r = c->requests[idx];
   r.comm = c;
