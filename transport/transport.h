@@ -1,4 +1,4 @@
-// The interface every byte mover implements (tcp now; ucx and verbs later). A transport
+// The interface every byte mover implements (tcp, ucx, verbs). A transport
 // carries ordered, tagged messages between a send comm and a receive comm. It knows
 // nothing of codecs: each message has a small header (tag, kind, sizes) that the layer above
 // fills in, and the receiver lands raw messages in the posted buffer and anything else
@@ -20,12 +20,18 @@ constexpr std::size_t kHandleBytes = 128;  // NCCL_NET_HANDLE_MAXSIZE
 constexpr int kMaxRecvs = 8;               // grouped receives per irecv
 constexpr int kMaxRequests = 32;           // per comm (NCCL_NET_MAX_REQUESTS)
 
+// NCCL_PTR_* values, as NCCL passes them to regMr and reads them from ptrSupport.
+constexpr int kPtrHost = 0x1;
+constexpr int kPtrCuda = 0x2;
+constexpr int kPtrDmaBuf = 0x4;
+
 struct DeviceProps {
   std::string name;      // unique per device
   std::string pci_path;  // empty for virtual devices
   uint64_t guid = 0;
   int speed_mbps = 10000;
-  int ptr_support = 1;   // NCCL_PTR_HOST
+  int ptr_support = kPtrHost;  // kPtr* bits this device can send from / receive into
+  bool force_flush = false;    // GPU receives need iflush (verbs with GPUDirect RDMA)
   int max_recvs = kMaxRecvs;
   int max_comms = 65536;
   float latency_us = 0;
@@ -42,15 +48,35 @@ struct MessageHeader {
   uint64_t original_bytes = 0;  // bytes the receiver ends up with (== payload for raw)
 };
 
+// Memory NCCL registers with regMr / regMrDmaBuf.
+struct MemoryDesc {
+  void* data = nullptr;
+  std::size_t size = 0;
+  int ptr_type = kPtrHost;  // kPtrHost or kPtrCuda
+  int dmabuf_fd = -1;       // >= 0: register through dma-buf (regMrDmaBuf)
+  uint64_t dmabuf_offset = 0;
+};
+
+// What a transport keeps for a registered region (verbs: the MR and its keys). Transports
+// that need none return nullptr from register_memory; items then carry a null registration.
+class Registration {
+ public:
+  virtual ~Registration() = default;
+};
+
 struct SendItem {
   MessageHeader header;
   const void* data = nullptr;  // payload_bytes bytes
+  // NCCL's registration of `data` when it is NCCL's buffer (raw payloads); null for
+  // frames, which live in the engine's staging (a transport registers those itself).
+  const Registration* reg = nullptr;
 };
 
 struct RecvItem {
   int32_t tag = 0;
   void* data = nullptr;   // destination for raw payloads
   std::size_t capacity = 0;
+  const Registration* reg = nullptr;  // NCCL's registration of `data`, or null
 };
 
 // Result of one received message: where its payload is.
@@ -62,6 +88,12 @@ struct Received {
 class SendComm {
  public:
   virtual ~SendComm() = default;
+  // regMr on this comm. *reg stays null for transports that need no registration.
+  virtual Status register_memory(const MemoryDesc& mem, std::unique_ptr<Registration>* reg) {
+    (void)mem;
+    reg->reset();
+    return Status::Ok();
+  }
   // Posts a message. Sets *slot >= 0, or -1 if the comm is full (try again later).
   virtual Status post(const SendItem& item, int* slot) = 0;
   // Makes progress and tells whether the message in `slot` has left (its buffer is reusable).
@@ -81,6 +113,25 @@ class SendComm {
 class RecvComm {
  public:
   virtual ~RecvComm() = default;
+  virtual Status register_memory(const MemoryDesc& mem, std::unique_ptr<Registration>* reg) {
+    (void)mem;
+    reg->reset();
+    return Status::Ok();
+  }
+  // iflush: makes GPU-received data visible to the GPU (verbs with GPUDirect RDMA). Sets
+  // *slot = kNothingToFlush when no flush is needed (the default), else a slot to pass to
+  // test_flush() and then release().
+  static constexpr int kNothingToFlush = -2;
+  virtual Status flush(std::span<const RecvItem> items, int* slot) {
+    (void)items;
+    *slot = kNothingToFlush;
+    return Status::Ok();
+  }
+  virtual Status test_flush(int slot, bool* done) {
+    (void)slot;
+    *done = true;
+    return Status::Ok();
+  }
   // Posts n (<= kMaxRecvs) receives that complete together. *slot = -1 when full.
   virtual Status post(std::span<const RecvItem> items, int* slot) = 0;
   // Makes progress; when done, out[i] describes the message that matched items[i].
