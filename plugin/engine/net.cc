@@ -11,7 +11,7 @@
 #include "plugin/engine/worker_pool.h"
 #include "plugin/log.h"
 #include "plugin/policy/policy_load.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/registry.h"
 
 namespace squeeze::plugin {
 
@@ -22,13 +22,7 @@ Net& Net::instance() {
 
 static std::unique_ptr<transport::Transport> make_transport(std::string* why) {
   const char* want = getenv("SQUEEZE_TRANSPORT");
-  std::string choice = (want != nullptr && *want != '\0') ? want : "auto";
-  if (choice == "auto" || choice == "tcp") {
-    *why = choice == "auto" ? "auto: verbs and UCX transports are not built into this version" : "SQUEEZE_TRANSPORT=tcp";
-    return std::make_unique<transport::tcp::TcpTransport>();
-  }
-  *why = "SQUEEZE_TRANSPORT=" + choice + " is not available (this build has: auto, tcp)";
-  return nullptr;
+  return transport::open_transport(want != nullptr ? want : "", why);
 }
 
 // Loads SQUEEZE_POLICY (or the built-in default). An invalid policy stops the plugin: it is

@@ -1,0 +1,38 @@
+#include "transport/registry.h"
+
+#include "transport/ib/ib_transport.h"
+#include "transport/tcp/tcp_transport.h"
+#include "transport/ucx/ucx_transport.h"
+
+namespace squeeze::transport {
+
+std::unique_ptr<Transport> open_transport(const std::string& choice_in, std::string* why) {
+  const std::string choice = choice_in.empty() ? "auto" : choice_in;
+  if (choice == "tcp") {
+    *why = "SQUEEZE_TRANSPORT=tcp";
+    return std::make_unique<tcp::TcpTransport>();
+  }
+  if (choice == "ib" || choice == "ucx") {
+    std::string reason;
+    std::unique_ptr<Transport> t = choice == "ib" ? ib::open_transport(&reason) : ucx::open_transport(&reason);
+    *why = t ? "SQUEEZE_TRANSPORT=" + choice : "SQUEEZE_TRANSPORT=" + choice + " requested but not available: " + reason;
+    return t;
+  }
+  if (choice != "auto") {
+    *why = "SQUEEZE_TRANSPORT=" + choice + " is not one of auto, ib, ucx, tcp";
+    return nullptr;
+  }
+  std::string no_ib, no_ucx;
+  if (std::unique_ptr<Transport> t = ib::open_transport(&no_ib)) {
+    *why = "auto: usable RDMA device found";
+    return t;
+  }
+  if (std::unique_ptr<Transport> t = ucx::open_transport(&no_ucx)) {
+    *why = "auto: verbs not available (" + no_ib + "); UCX loaded";
+    return t;
+  }
+  *why = "auto: verbs not available (" + no_ib + "); UCX not available (" + no_ucx + ")";
+  return std::make_unique<tcp::TcpTransport>();
+}
+
+}  // namespace squeeze::transport
