@@ -139,7 +139,7 @@ nccl_result_t Net::properties(int dev, nccl_net_props_v11* p) {
   p->guid = d.guid;
   p->ptrSupport = d.ptr_support;
   p->regIsGlobal = 0;
-  p->forceFlush = 0;
+  p->forceFlush = d.force_flush ? 1 : 0;
   p->speed = d.speed_mbps;
   p->port = 0;
   p->latency = d.latency_us;
@@ -182,6 +182,7 @@ nccl_result_t Net::connect(NetContext* ctx, int dev, void* handle, void** send_c
   if (!t) return kNcclSuccess;  // not yet: NCCL calls again
   auto c = std::make_unique<SendComm>(ctx != nullptr ? ctx : &default_ctx_);
   c->t = std::move(t);
+  c->dev = dev;
   *send_comm = c.release();
   return kNcclSuccess;
 }
@@ -196,24 +197,54 @@ nccl_result_t Net::accept(void* listen_comm, void** recv_comm, nccl_net_device_h
   if (!t) return kNcclSuccess;
   auto c = std::make_unique<RecvComm>(l->ctx);
   c->t = std::move(t);
+  c->dev = l->dev;
   *recv_comm = c.release();
   return kNcclSuccess;
 }
 
 nccl_result_t Net::reg_mr(void* comm, void* data, std::size_t size, int type, void** mhandle) {
+  transport::MemoryDesc mem;
+  mem.data = data;
+  mem.size = size;
+  mem.ptr_type = type;
+  return register_region(comm, mem, mhandle);
+}
+
+nccl_result_t Net::reg_mr_dmabuf(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
+                                 void** mhandle) {
+  transport::MemoryDesc mem;
+  mem.data = data;
+  mem.size = size;
+  mem.ptr_type = type;
+  mem.dmabuf_fd = fd;
+  mem.dmabuf_offset = offset;
+  return register_region(comm, mem, mhandle);
+}
+
+// regMr and regMrDmaBuf: checks the memory type against what the comm's device declared,
+// lets the transport register it (verbs: an MR), and remembers the order of registration.
+nccl_result_t Net::register_region(void* comm, const transport::MemoryDesc& mem, void** mhandle) {
+  *mhandle = nullptr;
   auto* c = static_cast<CommBase*>(comm);
   if (c == nullptr || (c->kind != CommKind::kSend && c->kind != CommKind::kRecv)) {
     SQ_WARN("regMr: not a Squeeze comm");
     return kNcclInvalidArgument;
   }
-  if (type != nccl::kPtrHost) {
-    SQ_WARN("regMr: memory type %d is not supported by this transport (host memory only)", type);
+  const int support = transport_ ? transport_->devices().at(static_cast<std::size_t>(c->dev)).ptr_support : 0;
+  const int needed = mem.ptr_type | (mem.dmabuf_fd >= 0 ? transport::kPtrDmaBuf : 0);
+  if ((mem.ptr_type != transport::kPtrHost && mem.ptr_type != transport::kPtrCuda) || (needed & ~support) != 0) {
+    SQ_WARN("regMr: memory type %d%s is not supported by transport %s device %d (ptrSupport 0x%x)", mem.ptr_type,
+            mem.dmabuf_fd >= 0 ? " (dma-buf)" : "", transport_ ? transport_->name() : "none", c->dev, support);
     return kNcclInternalError;
   }
   auto mr = std::make_unique<MemRegion>();
-  mr->data = data;
-  mr->size = size;
-  mr->type = type;
+  mr->data = mem.data;
+  mr->size = mem.size;
+  mr->type = mem.ptr_type;
+  transport::Status s = c->kind == CommKind::kSend
+                            ? static_cast<SendComm*>(c)->t->register_memory(mem, &mr->reg)
+                            : static_cast<RecvComm*>(c)->t->register_memory(mem, &mr->reg);
+  if (!s.ok()) return to_nccl(s, __FILE__, __LINE__);
   mr->reg_index = c->next_reg_index++;
   *mhandle = mr.get();
   c->regions.push_back(std::move(mr));

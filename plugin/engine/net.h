@@ -32,6 +32,8 @@ class Net {
   nccl_result_t connect(NetContext* ctx, int dev, void* handle, void** send_comm, nccl_net_device_handle** dev_comm);
   nccl_result_t accept(void* listen_comm, void** recv_comm, nccl_net_device_handle** dev_comm);
   nccl_result_t reg_mr(void* comm, void* data, std::size_t size, int type, void** mhandle);
+  nccl_result_t reg_mr_dmabuf(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
+                              void** mhandle);
   nccl_result_t dereg_mr(void* comm, void* mhandle);
 
   nccl_result_t isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
@@ -57,10 +59,12 @@ class Net {
  private:
   Net() = default;
   nccl_result_t load_policy_locked();
+  nccl_result_t register_region(void* comm, const transport::MemoryDesc& mem, void** mhandle);
   void progress_send(SendComm* c);
   void sample_link(SendComm* c);
   nccl_result_t test_send(SendComm* c, Request* r, int* done, int* sizes);
   nccl_result_t test_recv(RecvComm* c, Request* r, int* done, int* sizes);
+  nccl_result_t test_flush(RecvComm* c, Request* r, int* done);
   std::shared_ptr<const policy::Policy> policy_;
   std::unique_ptr<policy::Stats> stats_;
   std::unique_ptr<PaysController> pays_;

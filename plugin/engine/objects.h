@@ -39,6 +39,7 @@ struct MemRegion {
   std::size_t size = 0;
   int type = 0;       // NCCL_PTR_*
   int reg_index = 0;  // order of registration on its comm: LL, LL128, SIMPLE for collectives
+  std::unique_ptr<transport::Registration> reg;  // the transport's (verbs: the MR); may be null
 };
 
 // State of a codec job run on a worker thread; the progress thread only polls `state`.
@@ -68,6 +69,7 @@ struct Request {
   compress::Dtype dtype = compress::Dtype::kBytes;
   uint64_t count = 0;
   StreamState* stream = nullptr;
+  const transport::Registration* reg = nullptr;  // NCCL's registration of `data`
   std::vector<uint8_t> frame;  // staging, kept across reuse of the request
   std::size_t frame_bytes = 0;
   uint64_t encode_ns = 0;
@@ -82,12 +84,16 @@ struct Request {
   std::array<void*, transport::kMaxRecvs> dst{};
   std::array<std::size_t, transport::kMaxRecvs> cap{};
   uint32_t op = UINT32_MAX, algo = UINT32_MAX, proto = UINT32_MAX;
+  // receive side: the memory type (NCCL_PTR_*) of each destination; iflush requests
+  std::array<int, transport::kMaxRecvs> dst_type{};
+  bool flush = false;
 };
 
 struct CommBase {
   explicit CommBase(CommKind k, NetContext* c) : kind(k), ctx(c) {}
   CommKind kind;
   NetContext* ctx;
+  int dev = 0;
   int next_reg_index = 0;
   std::vector<std::unique_ptr<MemRegion>> regions;
   // Which rules' "comm" patterns accept this comm's communicator, once its name is known.

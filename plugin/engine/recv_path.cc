@@ -2,7 +2,9 @@
 // frame lands in the transport's staging and is decoded into NCCL's buffer (inline when
 // small, else on a worker) before test() reports done. A frame that fails to decode is an
 // error from test(), never silent garbage.
+#include <algorithm>
 #include <array>
+#include <string>
 
 #include "plugin/engine/codec_jobs.h"
 #include "plugin/engine/describe.h"
@@ -27,7 +29,10 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   }
   if (c->free.empty()) return kNcclSuccess;
   std::array<transport::RecvItem, transport::kMaxRecvs> items;
-  for (int i = 0; i < n; ++i) items[i] = {tags[i], data[i], sizes[i]};
+  for (int i = 0; i < n; ++i) {
+    const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
+    items[i] = {tags[i], data[i], sizes[i], mr != nullptr ? mr->reg.get() : nullptr};
+  }
   int slot = -1;
   SQ_CHECK_STATUS(c->t->post({items.data(), static_cast<std::size_t>(n)}, &slot));
   if (slot < 0) return kNcclSuccess;
@@ -43,9 +48,12 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   r.op = c->ctx->op;
   r.algo = c->ctx->algo;
   r.proto = c->ctx->proto;
+  r.flush = false;
   for (int i = 0; i < n; ++i) {
     r.dst[i] = data[i];
     r.cap[i] = sizes[i];
+    const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
+    r.dst_type[i] = mr != nullptr ? mr->type : nccl::kPtrHost;
   }
   resolve_comm_name(*c);
   policy::MessageMeta m = describe_message(*c, r, mhandles ? static_cast<const MemRegion*>(mhandles[0]) : nullptr,
@@ -72,6 +80,16 @@ static transport::Status start_decode(RecvComm* c, Request* r, JobState* state) 
   bool frames = false;
   for (int i = 0; i < r->n; ++i) {
     if (r->got[i].header.kind == transport::PayloadKind::kFrame) {
+      if (r->dst_type[i] != nccl::kPtrHost) {
+        // The sender compressed, but this receive lands in GPU memory, which the CPU decoder
+        // cannot write: fail loudly rather than leave NCCL's buffer unwritten.
+        r->job_error = "frame of " + std::to_string(r->got[i].header.original_bytes) + " bytes (tag " +
+                       std::to_string(r->got[i].header.tag) +
+                       ") arrived for a GPU-memory receive; compression needs host buffers on both sides";
+        r->job.store(JobState::kFailed, std::memory_order_relaxed);
+        *state = JobState::kFailed;
+        return transport::Status::Ok();
+      }
       frames = true;
       frame_bytes += r->got[i].header.original_bytes;
     }
@@ -130,16 +148,54 @@ nccl_result_t Net::test(void* request, int* done, int* sizes) {
     return kNcclInvalidArgument;
   }
   if (r->comm->kind == CommKind::kSend) return test_send(static_cast<SendComm*>(r->comm), r, done, sizes);
+  if (r->flush) return test_flush(static_cast<RecvComm*>(r->comm), r, done);
   return test_recv(static_cast<RecvComm*>(r->comm), r, done, sizes);
 }
 
+// iflush: host memory never needs one; GPU memory written by the NIC (verbs with GPUDirect
+// RDMA) does when the transport says so. The flush rides on a request of its own.
 nccl_result_t Net::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
-  (void)recv_comm;
-  (void)n;
-  (void)data;
-  (void)sizes;
-  (void)mhandles;
-  *request = nullptr;  // host memory: nothing to flush
+  *request = nullptr;
+  auto* c = static_cast<RecvComm*>(recv_comm);
+  if (c == nullptr || c->kind != CommKind::kRecv) {
+    SQ_WARN("iflush: not a Squeeze receive comm");
+    return kNcclInvalidArgument;
+  }
+  if (n < 1 || n > transport::kMaxRecvs) return kNcclInvalidArgument;
+  std::array<transport::RecvItem, transport::kMaxRecvs> items;
+  bool device = false;
+  for (int i = 0; i < n; ++i) {
+    const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
+    device |= mr != nullptr && mr->type != nccl::kPtrHost;
+    items[i] = {0, data[i], sizes != nullptr ? static_cast<std::size_t>(std::max(sizes[i], 0)) : 0,
+                mr != nullptr ? mr->reg.get() : nullptr};
+  }
+  if (!device || c->free.empty()) return kNcclSuccess;  // nothing to flush, or NCCL retries later
+  int slot = transport::RecvComm::kNothingToFlush;
+  SQ_CHECK_STATUS(c->t->flush({items.data(), static_cast<std::size_t>(n)}, &slot));
+  if (slot == transport::RecvComm::kNothingToFlush || slot < 0) return kNcclSuccess;
+  int idx = c->free.back();
+  c->free.pop_back();
+  Request& r = c->requests[idx];
+  r.comm = c;
+  r.slot = slot;
+  r.n = n;
+  r.flush = true;
+  r.arrived = false;
+  r.job.store(JobState::kIdle, std::memory_order_relaxed);
+  *request = &r;
+  return kNcclSuccess;
+}
+
+nccl_result_t Net::test_flush(RecvComm* c, Request* r, int* done) {
+  bool finished = false;
+  transport::Status s = c->t->test_flush(r->slot, &finished);
+  if (s.ok() && !finished) return kNcclSuccess;
+  r->comm = nullptr;
+  r->flush = false;
+  c->free.push_back(static_cast<int>(r - c->requests.data()));
+  if (!s.ok()) return to_nccl(s, __FILE__, __LINE__);
+  *done = 1;
   return kNcclSuccess;
 }
 

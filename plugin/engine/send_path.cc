@@ -109,8 +109,18 @@ nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag,
   r.algo = c->ctx->algo;
   r.proto = c->ctx->proto;
   resolve_comm_name(*c);
-  policy::MessageMeta m = describe_message(*c, r, static_cast<const MemRegion*>(mhandle), size, phandle, true);
-  plan(*this, c, r, m);
+  const auto* mr = static_cast<const MemRegion*>(mhandle);
+  r.reg = mr != nullptr ? mr->reg.get() : nullptr;
+  policy::MessageMeta m = describe_message(*c, r, mr, size, phandle, true);
+  if (mr != nullptr && mr->type != nccl::kPtrHost) {
+    // GPU memory (GPUDirect RDMA): the CPU codecs cannot read it, so it travels raw.
+    r.compress = false;
+    r.collective = m.collective;
+    if (policy_) r.stats_slot = policy_->stats_slot(policy_->decide(m));
+    if (stats_) stats_->record_raw(r.stats_slot, m.collective, size, policy::RawCause::kDeviceMemory);
+  } else {
+    plan(*this, c, r, m);
+  }
   SQ_TRACE("isend %zu B tag %d coll %d proto %d dtype %d -> %s", size, tag, static_cast<int>(m.collective),
            static_cast<int>(m.proto), static_cast<int>(m.dtype),
            r.compress ? compress::codec_name(r.params.codec) : "raw");
@@ -142,6 +152,7 @@ void Net::progress_send(SendComm* c) {
     item.header.tag = r->tag;
     item.header.original_bytes = r->size;
     item.data = r->data;
+    item.reg = r->reg;
     item.header.payload_bytes = r->size;
     item.header.kind = transport::PayloadKind::kRaw;
     if (r->compress) {
@@ -156,6 +167,7 @@ void Net::progress_send(SendComm* c) {
         item.header.kind = transport::PayloadKind::kFrame;
         item.header.payload_bytes = r->frame_bytes;
         item.data = r->frame.data();
+        item.reg = nullptr;  // staging: the transport registers it itself
         if (stats_) stats_->record_encode(r->stats_slot, r->collective, r->size, r->frame_bytes, r->encode_ns);
         if (pays_) pays_->record_encode(r->params.codec, r->size, r->frame_bytes, static_cast<double>(r->encode_ns) * 1e-9);
       }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "plugin/engine/net.h"
 #include "plugin/engine/result.h"
@@ -15,6 +16,11 @@ inline nccl_result_t accept(void* l, void** r, nccl_net_device_handle** dh) {
 }
 inline nccl_result_t reg_mr(void* comm, void* data, std::size_t size, int type, void** mh) {
   return guarded("regMr", [&] { return Net::instance().reg_mr(comm, data, size, type, mh); });
+}
+inline nccl_result_t reg_mr_dmabuf(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
+                                   void** mh) {
+  return guarded("regMrDmaBuf",
+                 [&] { return Net::instance().reg_mr_dmabuf(comm, data, size, type, offset, fd, mh); });
 }
 inline nccl_result_t dereg_mr(void* comm, void* mh) {
   return guarded("deregMr", [&] { return Net::instance().dereg_mr(comm, mh); });

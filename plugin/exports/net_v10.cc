@@ -50,14 +50,14 @@ nccl_result_t irecv_v9(void* r, int n, void** data, size_t* sizes, int* tags, vo
 
 extern "C" {
 __attribute__((visibility("default"))) nccl_net_v10 ncclNetPlugin_v10 = {
-    "Squeeze", init_v10,  devices,   get_properties_v9, listen_no_ctx, connect_v10, accept, reg_mr, nullptr, dereg_mr,
+    "Squeeze", init_v10,  devices,   get_properties_v9, listen_no_ctx, connect_v10, accept, reg_mr, reg_mr_dmabuf, dereg_mr,
     isend_v10, irecv_v10, iflush,    test,              close_send, close_recv, close_listen, nullptr, nullptr, nullptr,
 };
 }
 
 extern "C" {
 __attribute__((visibility("default"))) nccl_net_v9 ncclNetPlugin_v9 = {
-    "Squeeze", init_v9,  devices, get_properties_v9, listen_no_ctx, connect_v9, accept, reg_mr, nullptr, dereg_mr,
+    "Squeeze", init_v9,  devices, get_properties_v9, listen_no_ctx, connect_v9, accept, reg_mr, reg_mr_dmabuf, dereg_mr,
     isend_v9,  irecv_v9, iflush,  test,              close_send, close_recv, close_listen, nullptr, nullptr, nullptr,
 };
 }

@@ -48,7 +48,7 @@ nccl_result_t set_net_attr(void* ctx, nccl_net_attr_v11* attr) {
 extern "C" {
 __attribute__((visibility("default"))) nccl_net_v11 ncclNetPlugin_v11 = {
     "Squeeze", init,       devices,    get_properties, listen,  connect, accept,   reg_mr,
-    nullptr,   dereg_mr,   isend,      irecv,          iflush,  test,    close_send, close_recv,
+    reg_mr_dmabuf, dereg_mr,   isend,      irecv,          iflush,  test,    close_send, close_recv,
     close_listen, nullptr, nullptr,    nullptr,        finalize, set_net_attr,
 };
 }

@@ -48,7 +48,7 @@ nccl_result_t irecv(void* r, int n, void** data, int* sizes, int* tags, void** m
 
 extern "C" {
 __attribute__((visibility("default"))) nccl_net_v8 ncclNetPlugin_v8 = {
-    "Squeeze", init, devices, get_properties, listen_no_ctx, connect, accept, reg_mr, nullptr, dereg_mr,
+    "Squeeze", init, devices, get_properties, listen_no_ctx, connect, accept, reg_mr, reg_mr_dmabuf, dereg_mr,
     isend,     irecv, iflush, test,           close_send, close_recv, close_listen, nullptr, nullptr,
 };
 }

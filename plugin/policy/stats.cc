@@ -65,6 +65,7 @@ const char* raw_cause_name(RawCause c) {
     case RawCause::kDtype: return "dtype";
     case RawCause::kNotWorthIt: return "not_worth_it";
     case RawCause::kFailed: return "failed";
+    case RawCause::kDeviceMemory: return "device_memory";
   }
   return "policy";
 }

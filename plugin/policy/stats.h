@@ -25,8 +25,9 @@ enum class RawCause : uint8_t {
   kDtype,       // lossy codec, non-float dtype, fallback raw
   kNotWorthIt,  // the engine judged compression would not pay
   kFailed,      // encoding failed or had no room; sent raw instead
+  kDeviceMemory,  // the buffer is GPU memory, which the CPU codecs cannot read
 };
-inline constexpr int kNumRawCauses = 5;
+inline constexpr int kNumRawCauses = 6;
 const char* raw_cause_name(RawCause c);
 RawCause raw_cause(RawReason r);  // kNone maps to kPolicy
 

@@ -29,7 +29,7 @@ TEST(Describe, AttributeBitsAreOneHot) {
 TEST(Describe, ProtocolFromRegistrationOrder) {
   NetContext ctx;
   SendComm c(&ctx);
-  MemRegion ll{nullptr, 512 << 10, 1, 0}, ll128{nullptr, 4800 << 10, 1, 1}, simple{nullptr, 4 << 20, 1, 2};
+  MemRegion ll{nullptr, 512 << 10, 1, 0, nullptr}, ll128{nullptr, 4800 << 10, 1, 1, nullptr}, simple{nullptr, 4 << 20, 1, 2, nullptr};
   c.next_reg_index = 3;
   EXPECT_EQ(proto_from_registration(c, &ll), Proto::kLL);
   EXPECT_EQ(proto_from_registration(c, &ll128), Proto::kLL128);
@@ -37,7 +37,7 @@ TEST(Describe, ProtocolFromRegistrationOrder) {
   c.next_reg_index = 2;  // LL128 disabled, or something we do not know: never guess
   EXPECT_EQ(proto_from_registration(c, &ll), Proto::kUnknown);
   c.next_reg_index = 1;
-  MemRegion only{nullptr, 4 << 20, 1, 0};
+  MemRegion only{nullptr, 4 << 20, 1, 0, nullptr};
   EXPECT_EQ(proto_from_registration(c, &only), Proto::kSimple) << "point-to-point registers SIMPLE only";
   EXPECT_EQ(proto_from_registration(c, nullptr), Proto::kUnknown);
 }
@@ -50,14 +50,14 @@ TEST(Describe, PointToPointIgnoresStaleAlgoAndProto) {
   r.proto = 1u << 0;   // left over from an earlier LL collective
   r.algo = 1u << 1;
   c.next_reg_index = 1;
-  MemRegion mr{nullptr, 4 << 20, 1, 0};
+  MemRegion mr{nullptr, 4 << 20, 1, 0, nullptr};
   policy::MessageMeta m = describe_message(c, r, &mr, 1 << 20, nullptr, true);
   EXPECT_EQ(m.collective, Collective::kAllToAll);
   EXPECT_EQ(m.proto, Proto::kSimple) << "the stale LL bit must not make a p2p message look like LL";
   r.op = 1u << 4;      // AllReduce on a collective connection: attribute and registration must agree
   r.proto = 1u << 2;   // SIMPLE
   c.next_reg_index = 3;
-  MemRegion ll{nullptr, 512 << 10, 1, 0};
+  MemRegion ll{nullptr, 512 << 10, 1, 0, nullptr};
   EXPECT_EQ(describe_message(c, r, &ll, 1024, nullptr, true).proto, Proto::kUnknown);
 }
 

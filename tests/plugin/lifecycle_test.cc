@@ -82,6 +82,26 @@ TEST_P(Lifecycle, PropertiesAreTruthful) {
   EXPECT_NE(api.props(n, &bad), 0) << "an out-of-range device is an error";
 }
 
+// A device that declares host memory only refuses GPU registrations with an error (NCCL
+// then knows not to hand it GPU buffers), and host registrations still work afterwards.
+TEST_P(Lifecycle, RegisteringMemoryTheDeviceCannotCarryFails) {
+  NetProps p;
+  ASSERT_EQ(api.props(dev, &p), 0);
+  if (p.ptr_support & 2) GTEST_SKIP() << "this device declares GPU memory support";
+  void *s = nullptr, *r = nullptr, *l = nullptr;
+  ASSERT_EQ(connect_pair(api, dev, &s, &r, &l), 0);
+  std::vector<char> buf(4096);
+  void* mh = nullptr;
+  EXPECT_NE(api.reg_mr(s, buf.data(), buf.size(), &mh, 2), 0) << "NCCL_PTR_CUDA on a host-only device";
+  EXPECT_EQ(mh, nullptr);
+  EXPECT_NE(api.reg_mr(r, buf.data(), buf.size(), &mh, 7), 0) << "an unknown memory type";
+  ASSERT_EQ(api.reg_mr(r, buf.data(), buf.size(), &mh, 1), 0);
+  EXPECT_EQ(api.dereg_mr(r, mh), 0);
+  EXPECT_EQ(api.close_send(s), 0);
+  EXPECT_EQ(api.close_recv(r), 0);
+  EXPECT_EQ(api.close_listen(l), 0);
+}
+
 TEST_P(Lifecycle, ConnectToDeadListenerFails) {
   alignas(8) unsigned char handle[128] = {};
   void* l = nullptr;

@@ -114,9 +114,9 @@ int PluginApi::accept(void* l, void** r) {
   SQ_DISPATCH(v8_->accept(l, r, &dh), v9_->accept(l, r, &dh), v10_->accept(l, r, &dh), v11_->accept(l, r, &dh))
 }
 
-int PluginApi::reg_mr(void* comm, void* data, std::size_t size, void** mh) {
-  SQ_DISPATCH(v8_->regMr(comm, data, size, 1, mh), v9_->regMr(comm, data, size, 1, mh),
-              v10_->regMr(comm, data, size, 1, mh), v11_->regMr(comm, data, size, 1, mh))
+int PluginApi::reg_mr(void* comm, void* data, std::size_t size, void** mh, int type) {
+  SQ_DISPATCH(v8_->regMr(comm, data, size, type, mh), v9_->regMr(comm, data, size, type, mh),
+              v10_->regMr(comm, data, size, type, mh), v11_->regMr(comm, data, size, type, mh))
 }
 
 int PluginApi::dereg_mr(void* comm, void* mh) {

@@ -41,7 +41,7 @@ class PluginApi {
   int listen(int dev, void* handle, void** l);
   int connect(int dev, void* handle, void** s);
   int accept(void* l, void** r);
-  int reg_mr(void* comm, void* data, std::size_t size, void** mh);
+  int reg_mr(void* comm, void* data, std::size_t size, void** mh, int type = 1);  // NCCL_PTR_*
   int dereg_mr(void* comm, void* mh);
   int isend(void* s, void* data, std::size_t size, int tag, void* mh, void** req);
   int irecv(void* r, int n, void** data, std::size_t* sizes, int* tags, void** mhs, void** req);
