@@ -119,8 +119,9 @@ class RecvComm {
     return Status::Ok();
   }
   // iflush: makes GPU-received data visible to the GPU (verbs with GPUDirect RDMA). Sets
-  // *slot = kNothingToFlush when no flush is needed (the default), else a slot to pass to
-  // test_flush() and then release().
+  // *slot = kNothingToFlush when no flush is needed (the default), -1 when full (try again),
+  // else a flush slot to pass to test_flush(); the slot is free again once test_flush() says
+  // done or fails (flush slots are not receive slots: never release() them).
   static constexpr int kNothingToFlush = -2;
   virtual Status flush(std::span<const RecvItem> items, int* slot) {
     (void)items;
