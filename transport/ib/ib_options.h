@@ -1,0 +1,47 @@
+// Tunables of the ib transport, declared once. Each comes from an environment variable;
+// tests set the struct directly.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "transport/tcp/interfaces.h"
+
+namespace squeeze::transport::ib {
+
+constexpr int kMaxQpsPerConn = 8;
+
+struct IbOptions {
+  // SQUEEZE_IB_QPS_PER_CONN, 1..8: RC queue pairs per connection; large messages are split
+  // across them.
+  int qps_per_conn = 1;
+  // SQUEEZE_IB_HCA: which RDMA devices to use, in NCCL_SOCKET_IFNAME syntax on the device
+  // name ("mlx5_0,mlx5_1", "^mlx5_2", "=mlx5_0"); empty = all.
+  std::string hca;
+  // SQUEEZE_IB_GID_INDEX: GID table index for RoCE ports; -1 picks a RoCE v2 IPv4 GID.
+  int gid_index = -1;
+  // SQUEEZE_IB_TIMEOUT (4.096 us * 2^timeout ack timeout) and SQUEEZE_IB_RETRY_CNT.
+  int timeout = 20;
+  int retry_cnt = 7;
+  // SQUEEZE_IB_SL, SQUEEZE_IB_TC: service level and traffic class.
+  int service_level = 0;
+  int traffic_class = 0;
+  // SQUEEZE_IB_GDR: -1 detect (nvidia-peermem loaded), 0 off, 1 on.
+  int gdr = -1;
+  // SQUEEZE_IB_GDR_FLUSH=0 disables the iflush of GPU receives.
+  bool gdr_flush = true;
+  // SQUEEZE_IB_DMABUF=0 disables dma-buf registration even when the library has it.
+  bool dmabuf = true;
+  // SQUEEZE_IB_MR_CACHE: registrations the cache keeps for buffers handed over unregistered.
+  std::size_t mr_cache_entries = 64;
+  // Interfaces for the out-of-band TCP exchange of queue-pair information; empty = the TCP
+  // transport's choice (SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME).
+  std::vector<tcp::Interface> oob_interfaces;
+
+  // Reads the environment. Returns "" or what is wrong ("SQUEEZE_IB_QPS_PER_CONN=0 is outside
+  // [1, 8]").
+  static std::string from_env(IbOptions* out);
+};
+
+}  // namespace squeeze::transport::ib
