@@ -1,0 +1,173 @@
+#include "perf/nccl/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace squeeze::perf::nccl {
+namespace {
+
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+double get_num(const nlohmann::json& j, const char* k, double dflt) {
+  return j.contains(k) && j[k].is_number() ? j[k].get<double>() : dflt;
+}
+
+}  // namespace
+
+double busbw_factor(const std::string& collective, int nranks) {
+  const double n = nranks;
+  if (nranks < 2) return 0;
+  return collective == "allreduce" ? 2.0 * (n - 1) / n : (n - 1) / n;
+}
+
+void print_header(const RunInfo& i) {
+  std::printf("# squeeze-nccl-perf: mode %s, %d ranks, NCCL_NET=%s\n", i.mode.c_str(), i.nranks, i.net.c_str());
+  if (!i.plugin.empty()) std::printf("#   plugin %s\n#   policy %s%s\n", i.plugin.c_str(), i.policy.c_str(),
+                                     i.bypass.empty() ? "" : (", SQUEEZE_BYPASS=" + i.bypass).c_str());
+  std::printf("#   NCCL %s, devices %s, interface %s, all-to-all by %s\n", i.nccl.c_str(), i.devices.c_str(),
+              i.ifname.c_str(), i.a2a_api == "sendrecv" ? "grouped ncclSend/ncclRecv" : "ncclAlltoAll");
+  std::printf("#   time = slowest rank's mean per iteration (iterations back to back, as nccl-tests); busbw = "
+              "algbw * 2(n-1)/n (all-reduce), (n-1)/n (all-to-all)\n");
+  std::printf("#   #wrong = elements beyond the policy's bound (bit-exact where nothing lossy applies; '-' = no bound "
+              "stated); max_err = max |result - exact host result|\n");
+  std::printf("#   ratio = bytes handed to the plugin / bytes on the wire (its SQUEEZE_STATS files); agree = all "
+              "ranks' all-reduce outputs bit-identical\n#\n");
+  std::printf("%-10s %12s %11s %9s %6s %10s %9s %9s %8s %7s %10s %-16s %6s\n", "# coll", "size(B)", "count", "type",
+              "redop", "time(us)", "algbw", "busbw", "#wrong", "ratio", "max_err", "bound", "agree");
+  std::printf("%-10s %12s %11s %9s %6s %10s %9s %9s %8s %7s %10s %-16s %6s\n", "#", "", "", "", "", "", "(GB/s)",
+              "(GB/s)", "", "", "", "", "");
+  std::fflush(stdout);
+}
+
+void print_row(const Row& r) {
+  char ratio[32] = "-", wrong[32] = "-";
+  if (r.have_ratio) std::snprintf(ratio, sizeof ratio, "%.2f", r.ratio);
+  if (r.wrong >= 0) std::snprintf(wrong, sizeof wrong, "%lld", static_cast<long long>(r.wrong));
+  const char* agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
+  std::printf("%-10s %12zu %11zu %9s %6s %10.1f %9.3f %9.3f %8s %7s %10.3g %-16s %6s\n", r.collective.c_str(), r.bytes,
+              r.count, r.type.c_str(), r.redop.c_str(), r.time_us, r.algbw, r.busbw, wrong, ratio, r.max_err,
+              r.bound.c_str(), agree);
+  std::fflush(stdout);
+}
+
+std::string row_json(const Row& r, const RunInfo& i) {
+  nlohmann::json j = {{"bench", "squeeze-nccl-perf"},
+                      {"mode", r.mode},
+                      {"net", i.net},
+                      {"collective", r.collective},
+                      {"nranks", r.nranks},
+                      {"size", r.bytes},
+                      {"count", r.count},
+                      {"type", r.type},
+                      {"redop", r.redop},
+                      {"data", r.data},
+                      {"iters", r.iters},
+                      {"time_us", num(r.time_us)},
+                      {"algbw_GBps", num(r.algbw)},
+                      {"busbw_GBps", num(r.busbw)},
+                      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
+                      {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
+                      {"bytes_handed", r.handed},
+                      {"bytes_wire", r.wire},
+                      {"max_abs_err", num(r.max_err)},
+                      {"bound", r.bound},
+                      {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
+                      {"agree_required", r.agree_required},
+                      {"policy", i.policy},
+                      {"nccl", i.nccl},
+                      {"devices", i.devices}};
+  if (r.collective == "alltoall") j["a2a_api"] = i.a2a_api;
+  if (!i.bypass.empty()) j["bypass"] = i.bypass;
+  if (!i.label.empty()) j["label"] = i.label;
+  return j.dump();
+}
+
+bool parse_row_json(const std::string& line, Row* r) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("mode") || !j.contains("collective") || !j.contains("size"))
+    return false;
+  r->mode = j["mode"].get<std::string>();
+  r->collective = j["collective"].get<std::string>();
+  r->bytes = j["size"].get<std::size_t>();
+  r->busbw = get_num(j, "busbw_GBps", NAN);
+  r->time_us = get_num(j, "time_us", NAN);
+  r->have_ratio = j.contains("ratio") && j["ratio"].is_number();
+  r->ratio = get_num(j, "ratio", 1);
+  r->max_err = get_num(j, "max_abs_err", NAN);
+  r->wrong = j.contains("wrong") && j["wrong"].is_number() ? j["wrong"].get<int64_t>() : -1;
+  return true;
+}
+
+bool row_passes(const Row& r) {
+  std::string why;
+  if (r.wrong > 0) why = std::to_string(r.wrong) + " elements beyond the bound (" + r.bound + ")";
+  if (r.agree == 0 && r.agree_required) why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";
+  if (why.empty()) return true;
+  std::fprintf(stderr, "squeeze-nccl-perf: check failed: %s %s %zu bytes: %s\n", r.mode.c_str(), r.collective.c_str(),
+               r.bytes, why.c_str());
+  return false;
+}
+
+void print_sweep_summary(const std::vector<Row>& rows, bool json, const std::string& label) {
+  std::vector<std::string> modes;
+  std::map<std::pair<std::string, std::size_t>, std::map<std::string, const Row*>> by_key;
+  std::vector<std::pair<std::string, std::size_t>> keys;
+  for (const Row& r : rows) {
+    if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) modes.push_back(r.mode);
+    auto key = std::make_pair(r.collective, r.bytes);
+    if (!by_key.count(key)) keys.push_back(key);
+    by_key[key][r.mode] = &r;
+  }
+  auto ratio_of = [](const Row* a, const Row* b) {
+    return a != nullptr && b != nullptr && b->busbw > 0 ? a->busbw / b->busbw : NAN;
+  };
+  if (!json) {
+    std::printf("#\n# sweep summary: busbw (GB/s) by mode; codec columns: busbw (busbw / raw's busbw); last "
+                "column: raw's busbw / socket's\n");
+    std::printf("%-10s %12s", "# coll", "size(B)");
+    for (const auto& m : modes) std::printf(" %16s", m.c_str());
+    std::printf(" %10s\n", "raw/socket");
+  }
+  for (const auto& key : keys) {
+    const auto& per = by_key[key];
+    auto find = [&](const std::string& m) {
+      auto it = per.find(m);
+      return it == per.end() ? nullptr : it->second;
+    };
+    const Row* raw = find("raw");
+    const double raw_socket = ratio_of(raw, find("socket"));
+    if (json) {
+      nlohmann::json busbw = nlohmann::json::object(), over_raw = nlohmann::json::object(),
+                     ratio = nlohmann::json::object(), wrong = nlohmann::json::object();
+      for (const auto& [m, r] : per) {
+        busbw[m] = num(r->busbw);
+        ratio[m] = r->have_ratio ? num(r->ratio) : nlohmann::json(nullptr);
+        wrong[m] = r->wrong >= 0 ? nlohmann::json(r->wrong) : nlohmann::json(nullptr);
+        if (m != "raw" && m != "socket") over_raw[m] = num(ratio_of(r, raw));
+      }
+      nlohmann::json j = {{"bench", "squeeze-nccl-perf-sweep"}, {"collective", key.first}, {"size", key.second},
+                          {"busbw_GBps", busbw}, {"raw_over_socket", num(raw_socket)}, {"over_raw", over_raw},
+                          {"ratio", ratio}, {"wrong", wrong}};
+      if (!label.empty()) j["label"] = label;
+      std::printf("%s\n", j.dump().c_str());
+      continue;
+    }
+    std::printf("%-10s %12zu", key.first.c_str(), key.second);
+    for (const auto& m : modes) {
+      const Row* r = find(m);
+      char cell[64] = "-";
+      if (r != nullptr && (m == "socket" || m == "raw")) std::snprintf(cell, sizeof cell, "%.3f", r->busbw);
+      else if (r != nullptr) std::snprintf(cell, sizeof cell, "%.3f (%.2fx)", r->busbw, ratio_of(r, raw));
+      std::printf(" %16s", cell);
+    }
+    std::printf(" %10.3f\n", raw_socket);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace squeeze::perf::nccl

@@ -1,0 +1,97 @@
+"""Shared by the unmodified PyTorch scripts in perf/torch: the skip convention, the
+process-group set-up from the launcher's environment, and seeded data generators.
+
+Nothing here knows about Squeeze: the scripts are ordinary torch.distributed programs, and
+launch.sh alone sets the environment (NCCL_NET_PLUGIN, NCCL_NET, NCCL_HOSTID, ...) that
+routes their NCCL traffic through the plugin.
+"""
+import os
+import sys
+
+SKIP = 77  # exit code that CTest and launch.sh read as "skipped"
+
+
+def skip(reason):
+    print(f"SKIP: {reason}", flush=True)
+    sys.exit(SKIP)
+
+
+def import_torch(backend):
+    """Returns (torch, torch.distributed) or exits 77 with the reason."""
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError as e:  # torch absent or broken
+        skip(f"torch not importable ({e})")
+    if not dist.is_available():
+        skip("this torch was built without torch.distributed")
+    if backend == "nccl":
+        if not torch.cuda.is_available():
+            skip("no CUDA device (torch.cuda.is_available() is False)")
+        if not dist.is_nccl_available():
+            skip("this torch has no NCCL backend")
+    return torch, dist
+
+
+def init(torch, dist, backend):
+    """init_process_group from RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (env://); the
+    device is cuda:LOCAL_RANK for nccl (launch.sh sets CUDA_VISIBLE_DEVICES and LOCAL_RANK=0,
+    since every rank is a host of its own), the CPU for gloo. Returns (rank, world, device)."""
+    missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if v not in os.environ]
+    if missing:
+        print(f"error: {', '.join(missing)} not set: start this script through perf/torch/launch.sh "
+              "or torchrun", file=sys.stderr)
+        sys.exit(2)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    if backend == "nccl":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+    return rank, world, device
+
+
+def seed_for(base, a, b):
+    """A seed per (base, a, b), the same on every rank."""
+    return (base * 1000003 + a * 7919 + b * 104729) % (2**62)
+
+
+def gradients(torch, count, seed):
+    """Data-parallel gradients: Student-t(3) noise with a per-layer scale in [1e-4, 1e-2],
+    layers of 4096..65535 elements. float32."""
+    g = torch.Generator().manual_seed(seed)
+    out = torch.empty(count, dtype=torch.float64)
+    i = 0
+    while i < count:
+        n = min(count - i, int(torch.randint(4096, 65536, (1,), generator=g)))
+        scale = 10.0 ** (-4.0 + 2.0 * float(torch.rand(1, generator=g, dtype=torch.float64)))
+        normal = torch.randn(n, generator=g, dtype=torch.float64)
+        chi = torch.randn(n, 3, generator=g, dtype=torch.float64).pow(2).mean(1).sqrt()
+        out[i:i + n] = scale * normal / chi
+        i += n
+    return out.to(torch.float32)
+
+
+_TABLES = {}
+
+
+def embeddings(torch, count, seed, dim=64, table_rows=100000):
+    """DLRM all-to-all traffic: rows of `dim` looked up from one fixed table (std 0.05) with
+    Zipf(1.05) popularity, so popular rows repeat bit for bit. float32, `count` elements."""
+    if (dim, table_rows) not in _TABLES:
+        gt = torch.Generator().manual_seed(12345)
+        _TABLES[(dim, table_rows)] = (
+            0.05 * torch.randn(table_rows, dim, generator=gt),
+            1.0 / torch.arange(1, table_rows + 1, dtype=torch.float64).pow(1.05),
+        )
+    table, popularity = _TABLES[(dim, table_rows)]
+    g = torch.Generator().manual_seed(seed)
+    rows = (count + dim - 1) // dim
+    ids = torch.multinomial(popularity, rows, replacement=True, generator=g)
+    return table[ids].reshape(-1)[:count].clone()
+
+
+def unit_roundoff(torch, dtype):
+    return {torch.float32: 2.0**-24, torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11}[dtype]
