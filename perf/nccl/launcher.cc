@@ -191,6 +191,15 @@ int run_mode(const Options& o, const Mode& m, const std::string& lib, const std:
 }  // namespace
 
 int launch(const Options& o) {
+  // Usage errors first, GPU or not: every policy must parse.
+  for (const Mode& m : o.modes) {
+    if (m.socket) continue;
+    std::string error;
+    if (!policy::load_policy(m.policy.empty() ? nullptr : m.policy.c_str(), &error)) {
+      std::fprintf(stderr, "squeeze-nccl-perf: mode %s: %s\n", m.name.c_str(), error.c_str());
+      return kExitUsage;
+    }
+  }
   int ndev = 0;
   const cudaError_t e = cudaGetDeviceCount(&ndev);
   if (e != cudaSuccess || ndev == 0) {
@@ -204,7 +213,7 @@ int launch(const Options& o) {
       return kExitUsage;
     }
   }
-  // Everything a rank would fail on is checked once, here, with a clear message.
+  // The rest a rank would fail on is checked once, here, with a clear message.
   std::string lib_path;
   try {
     NcclLib lib(o.nccl_lib);
@@ -215,15 +224,7 @@ int launch(const Options& o) {
   }
   const std::string plugin = absolute_path(o.plugin.empty() ? default_plugin_path() : o.plugin);
   bool need_plugin = false;
-  for (const Mode& m : o.modes) {
-    need_plugin = need_plugin || !m.socket;
-    if (m.socket) continue;
-    std::string error;
-    if (!policy::load_policy(m.policy.empty() ? nullptr : m.policy.c_str(), &error)) {
-      std::fprintf(stderr, "squeeze-nccl-perf: mode %s: %s\n", m.name.c_str(), error.c_str());
-      return kExitUsage;
-    }
-  }
+  for (const Mode& m : o.modes) need_plugin = need_plugin || !m.socket;
   if (need_plugin && !file_exists(plugin)) {
     std::fprintf(stderr, "squeeze-nccl-perf: the plugin %s does not exist (build nccl-net-squeeze or pass --plugin)\n",
                  plugin.c_str());

@@ -46,7 +46,10 @@ def init(torch, dist, backend):
     if backend == "nccl":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+        try:  # device_id (torch >= 2.3) binds the communicator to the device and creates it now
+            dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+        except TypeError:
+            dist.init_process_group("nccl", rank=rank, world_size=world)
     else:
         device = torch.device("cpu")
         dist.init_process_group("gloo", rank=rank, world_size=world)
