@@ -119,9 +119,7 @@ Status IbRecvComm::progress() {
       } else if (kind == WrKind::kCts) {
         --cts_in_flight_;
       } else if (kind == WrKind::kFlush && wr_slot(wc[i].wr_id) < kMaxRequests) {
-        FlushOp& f = flushes_[wr_slot(wc[i].wr_id)];
-        f.done = true;
-        if (f.released) f = FlushOp{};
+        flushes_[wr_slot(wc[i].wr_id)].done = true;
       } else {
         return fail(Status::Internal("unexpected work completion id " + std::to_string(wc[i].wr_id)));
       }
@@ -184,14 +182,6 @@ Status IbRecvComm::test(int slot, bool* done, std::span<Received> out) {
 }
 
 void IbRecvComm::release(int slot) {
-  if (slot >= kFlushBase && slot < kFlushBase + kMaxRequests) {
-    FlushOp& f = flushes_[slot - kFlushBase];
-    if (f.done)
-      f = FlushOp{};
-    else if (f.in_use)
-      f.released = true;  // an unfinished read keeps its slot until it completes
-    return;
-  }
   if (slot < 0 || slot >= kMaxRequests || !ops_[slot].in_use || ops_[slot].abandoned) return;
   Op& op = ops_[slot];
   if (op.filled < op.n && error_.ok()) {
@@ -220,7 +210,10 @@ Status IbRecvComm::flush(std::span<const RecvItem> items, int* slot) {
   if (last == nullptr) return Status::Ok();  // host memory: nothing to flush
   int f = 0;
   while (f < kMaxRequests && flushes_[f].in_use) ++f;
-  if (f == kMaxRequests) return Status::Internal("iflush: more than 32 flushes in flight on " + ep_.describe());
+  if (f == kMaxRequests) {
+    *slot = -1;  // full: try again later
+    return Status::Ok();
+  }
   ibv_sge sge{reinterpret_cast<uintptr_t>(ctrl_->flush_sink), 1, ctrl_mr_->lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id(WrKind::kFlush, 0, f);
@@ -233,21 +226,22 @@ Status IbRecvComm::flush(std::span<const RecvItem> items, int* slot) {
   ibv_send_wr* bad = nullptr;
   if (int rc = ep_.dev().api->post_send(flush_qp_.get(), &wr, &bad); rc != 0)
     return fail(Status::System("ibv_post_send (flush read) on " + ep_.describe() + ": " + verbs_error(rc)));
-  flushes_[f] = FlushOp{true, false, false};
+  flushes_[f] = FlushOp{true, false};
   *slot = kFlushBase + f;
   return Status::Ok();
 }
 
 Status IbRecvComm::test_flush(int slot, bool* done) {
   *done = false;
-  if (slot < kFlushBase || slot >= kFlushBase + kMaxRequests || !flushes_[slot - kFlushBase].in_use ||
-      flushes_[slot - kFlushBase].released)
+  if (slot < kFlushBase || slot >= kFlushBase + kMaxRequests || !flushes_[slot - kFlushBase].in_use)
     return Status::Usage("test_flush: unknown flush slot " + std::to_string(slot));
-  if (!flushes_[slot - kFlushBase].done) {
-    if (Status s = progress(); !s.ok()) return s;
-  }
-  *done = flushes_[slot - kFlushBase].done;
-  return Status::Ok();
+  FlushOp& f = flushes_[slot - kFlushBase];
+  Status s = f.done ? Status::Ok() : progress();
+  if (s.ok() && !f.done) return s;
+  // Done or failed: the slot is free again (after a failure the comm takes no new flushes).
+  *done = s.ok();
+  f = FlushOp{};
+  return s;
 }
 
 }  // namespace squeeze::transport::ib

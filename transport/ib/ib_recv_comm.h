@@ -18,7 +18,7 @@ namespace squeeze::transport::ib {
 class IbRecvComm final : public RecvComm {
  public:
   static constexpr uint64_t kFrameSlack = 64 * 1024;  // a frame may exceed its decoded size by this
-  static constexpr int kFlushBase = kMaxRequests;     // flush slots: kFlushBase + i
+  static constexpr int kFlushBase = kMaxRequests;     // flush slots: kFlushBase + i, freed by test_flush
 
   explicit IbRecvComm(std::shared_ptr<IbDevice> dev, const IbOptions& opts) : ep_(std::move(dev), opts) {}
   // QPs (as many as the sender asked for) towards the sender, receives posted, the control
@@ -63,7 +63,6 @@ class IbRecvComm final : public RecvComm {
   struct FlushOp {
     bool in_use = false;
     bool done = false;
-    bool released = false;  // released before its read completed
   };
 
   Status progress();
