@@ -51,6 +51,7 @@ if(SQUEEZE_BUILD_TESTS)
   target_compile_definitions(squeeze_nccl_perf_tests PRIVATE
     SQUEEZE_PLUGIN_PATH="$<TARGET_FILE:nccl-net-squeeze>" SQUEEZE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     SQUEEZE_NCCL_LIBRARY="")
+  add_dependencies(squeeze_nccl_perf_tests nccl-net-squeeze)  # Paths.* looks for it beside the binary
   gtest_discover_tests(squeeze_nccl_perf_tests TEST_PREFIX "nccl_perf." DISCOVERY_TIMEOUT 120
                        PROPERTIES TIMEOUT 300 LABELS perf)
 endif()
