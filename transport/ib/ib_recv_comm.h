@@ -85,7 +85,6 @@ class IbRecvComm final : public RecvComm {
   std::array<FlushOp, kMaxRequests> flushes_{};
   uint64_t next_seq_ = 0;
   int cts_in_flight_ = 0;
-  int data_credits_ = 0;  // receives posted per QP
   Status error_;
 };
 
