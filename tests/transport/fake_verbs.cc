@@ -113,7 +113,7 @@ int query_port(ibv_context* c, uint8_t port, ibv_port_attr* a) {
   a->max_mtu = IBV_MTU_4096;
   a->active_mtu = p.active_mtu;
   a->gid_tbl_len = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 4 : 1;
-  a->max_msg_sz = 1u << 30;
+  a->max_msg_sz = p.max_msg_sz;
   a->lid = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : d->lids[port - 1];
   a->active_width = p.active_width;
   a->active_speed = p.active_speed;

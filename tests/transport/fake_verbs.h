@@ -31,6 +31,7 @@ struct FakePort {
   ibv_mtu active_mtu = IBV_MTU_4096;
   uint8_t active_width = 2;   // 4x
   uint8_t active_speed = 32;  // EDR: 25 Gb/s per lane
+  uint32_t max_msg_sz = 1u << 30;  // largest work request; longer ones fail with a length error
 };
 
 struct FakeDevice {

@@ -9,7 +9,6 @@ namespace squeeze::transport::ib::fake {
 
 namespace {
 using Lock = std::lock_guard<std::mutex>;
-constexpr uint64_t kMaxMsg = uint64_t{1} << 30;
 
 FQp* qp_of(ibv_qp* q) { return reinterpret_cast<FQp*>(q); }
 
@@ -139,7 +138,7 @@ bool FakeVerbs::World::step(FQp& i) {
     return true;
   }
   const bool read = w.opcode == IBV_WR_RDMA_READ;
-  if (w.total > kMaxMsg) {
+  if (w.total > i.dev()->cfg.ports[i.port - 1].max_msg_sz) {
     fail_wr(i, IBV_WC_LOC_LEN_ERR);
     return true;
   }

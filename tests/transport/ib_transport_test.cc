@@ -319,5 +319,27 @@ TEST(IbTransferMore, LargeMessagesSpreadOverEveryQp) {
   p.close_and_check();
 }
 
+TEST(IbTransferMore, PartsLongerThanThePortMaximumAreSplit) {
+  auto devs = two_devices();
+  for (auto& d : devs) d.ports[0].max_msg_sz = 64 * 1024;
+  IbPair p(devs);
+  p.open(2);
+  p.connect();
+  const std::size_t n = (1 << 20) + 5;
+  auto src = pattern(n, 3);
+  std::vector<uint8_t> dst(n);
+  FakeCounters before = p.fake.counters();
+  RecvItem ri{3, dst.data(), n};
+  int rs = -1, ss = -1;
+  ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
+  ASSERT_TRUE(p.send->post({{3, PayloadKind::kRaw, n, n}, src.data(), nullptr}, &ss).ok());
+  ASSERT_TRUE(p.complete(ss, rs, {}).ok());
+  EXPECT_TRUE(src == dst);
+  FakeCounters after = p.fake.counters();
+  EXPECT_EQ(after.writes + after.write_imms - before.writes - before.write_imms, 1u + 17u + 1u)
+      << "a CTS, 17 writes of at most 64 KiB, a record";
+  p.close_and_check();
+}
+
 }  // namespace
 }  // namespace squeeze::transport::ib::fake
