@@ -114,4 +114,12 @@ struct FakeVerbs::World {
 // The one live world (set by FakeVerbs' constructor).
 FakeVerbs::World* world();
 
+// Table entries defined outside fake_verbs.cc.
+ibv_qp* fake_create_qp(ibv_pd* pd, ibv_qp_init_attr* a);
+int fake_modify_qp(ibv_qp* qp, ibv_qp_attr* a, int mask);
+int fake_destroy_qp(ibv_qp* qp);
+int exec_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
+int exec_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
+int exec_poll_cq(ibv_cq* cq, int n, ibv_wc* wc);
+
 }  // namespace squeeze::transport::ib::fake
