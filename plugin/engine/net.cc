@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "plugin/engine/gpu_staging.h"
 #include "plugin/engine/result.h"
 #include "plugin/engine/worker_pool.h"
 #include "plugin/log.h"
@@ -98,6 +99,23 @@ nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetCon
     SQ_INFO(kSubsysInit | kSubsysNet, "Using transport %s (%s); devices:%s", transport_->name(), why.c_str(),
             list.c_str());
   }
+  if (!gpu_staging_decided_) {
+    gpu_staging_decided_ = true;
+    std::string why;
+    bool bad_value = false;
+    gpu_staging_ = decide_gpu_staging(&why, &bad_value);
+    if (bad_value)
+      SQ_WARN("%s", why.c_str());
+    else
+      SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging %s", why.c_str());
+    if (gpu_staging_) {
+      std::string staged;
+      for (std::size_t i = 0; i < transport_->devices().size(); ++i)
+        if (staged_device(static_cast<int>(i))) staged += " " + transport_->devices()[i].name;
+      SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging: declaring NCCL_PTR_CUDA on devices%s",
+              staged.empty() ? ": none (the transport reaches GPU memory itself)" : staged.c_str());
+    }
+  }
   default_ctx_.prof = prof != nullptr ? prof : default_ctx_.prof;
   if (ctx != nullptr) {
     auto c = std::make_unique<NetContext>();
@@ -137,7 +155,7 @@ nccl_result_t Net::properties(int dev, nccl_net_props_v11* p) {
   p->name = const_cast<char*>(d.name.c_str());
   p->pciPath = d.pci_path.empty() ? nullptr : const_cast<char*>(d.pci_path.c_str());
   p->guid = d.guid;
-  p->ptrSupport = d.ptr_support;
+  p->ptrSupport = ptr_support(dev);
   p->regIsGlobal = 0;
   p->forceFlush = d.force_flush ? 1 : 0;
   p->speed = d.speed_mbps;
@@ -221,8 +239,19 @@ nccl_result_t Net::reg_mr_dmabuf(void* comm, void* data, std::size_t size, int t
   return register_region(comm, mem, mhandle);
 }
 
+bool Net::staged_device(int dev) const {
+  if (!gpu_staging_ || !transport_ || dev < 0 || dev >= static_cast<int>(transport_->devices().size())) return false;
+  return (transport_->devices()[static_cast<std::size_t>(dev)].ptr_support & transport::kPtrCuda) == 0;
+}
+
+int Net::ptr_support(int dev) const {
+  if (!transport_ || dev < 0 || dev >= static_cast<int>(transport_->devices().size())) return 0;
+  return transport_->devices()[static_cast<std::size_t>(dev)].ptr_support | (staged_device(dev) ? transport::kPtrCuda : 0);
+}
+
 // regMr and regMrDmaBuf: checks the memory type against what the comm's device declared,
 // lets the transport register it (verbs: an MR), and remembers the order of registration.
+// GPU memory on a staged device gets a pinned mirror, which the transport registers instead.
 nccl_result_t Net::register_region(void* comm, const transport::MemoryDesc& mem, void** mhandle) {
   *mhandle = nullptr;
   auto* c = static_cast<CommBase*>(comm);
@@ -230,7 +259,7 @@ nccl_result_t Net::register_region(void* comm, const transport::MemoryDesc& mem,
     SQ_WARN("regMr: not a Squeeze comm");
     return kNcclInvalidArgument;
   }
-  const int support = transport_ ? transport_->devices().at(static_cast<std::size_t>(c->dev)).ptr_support : 0;
+  const int support = ptr_support(c->dev);
   const int needed = mem.ptr_type | (mem.dmabuf_fd >= 0 ? transport::kPtrDmaBuf : 0);
   if ((mem.ptr_type != transport::kPtrHost && mem.ptr_type != transport::kPtrCuda) || (needed & ~support) != 0) {
     SQ_WARN("regMr: memory type %d%s is not supported by transport %s device %d (ptrSupport 0x%x)", mem.ptr_type,
@@ -241,9 +270,16 @@ nccl_result_t Net::register_region(void* comm, const transport::MemoryDesc& mem,
   mr->data = mem.data;
   mr->size = mem.size;
   mr->type = mem.ptr_type;
+  transport::MemoryDesc what = mem;
+  if (mem.ptr_type == transport::kPtrCuda && staged_device(c->dev)) {
+    SQ_CHECK_STATUS(gpu_stage_region(c, mr.get()));
+    what = transport::MemoryDesc{};
+    what.data = mr->mirror->host;
+    what.size = mr->size;
+  }
   transport::Status s = c->kind == CommKind::kSend
-                            ? static_cast<SendComm*>(c)->t->register_memory(mem, &mr->reg)
-                            : static_cast<RecvComm*>(c)->t->register_memory(mem, &mr->reg);
+                            ? static_cast<SendComm*>(c)->t->register_memory(what, &mr->reg)
+                            : static_cast<RecvComm*>(c)->t->register_memory(what, &mr->reg);
   if (!s.ok()) return to_nccl(s, __FILE__, __LINE__);
   mr->reg_index = c->next_reg_index++;
   *mhandle = mr.get();
@@ -265,11 +301,15 @@ nccl_result_t Net::dereg_mr(void* comm, void* mhandle) {
 }
 
 nccl_result_t Net::close_send(void* send_comm) {
-  delete static_cast<SendComm*>(send_comm);
+  auto* c = static_cast<SendComm*>(send_comm);
+  if (c != nullptr) gpu_quiesce(c, c->requests.data(), c->requests.data() + c->requests.size());
+  delete c;
   return kNcclSuccess;
 }
 nccl_result_t Net::close_recv(void* recv_comm) {
-  delete static_cast<RecvComm*>(recv_comm);
+  auto* c = static_cast<RecvComm*>(recv_comm);
+  if (c != nullptr) gpu_quiesce(c, c->requests.data(), c->requests.data() + c->requests.size());
+  delete c;
   return kNcclSuccess;
 }
 nccl_result_t Net::close_listen(void* listen_comm) {

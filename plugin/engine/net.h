@@ -60,6 +60,10 @@ class Net {
   Net() = default;
   nccl_result_t load_policy_locked();
   nccl_result_t register_region(void* comm, const transport::MemoryDesc& mem, void** mhandle);
+  // GPU staging (SQUEEZE_GPU_STAGING=1): devices whose transport cannot reach GPU memory get
+  // NCCL_PTR_CUDA declared, and their GPU buffers are staged through pinned host memory.
+  bool staged_device(int dev) const;
+  int ptr_support(int dev) const;  // what getProperties declares and regMr accepts
   void progress_send(SendComm* c);
   void sample_link(SendComm* c);
   nccl_result_t test_send(SendComm* c, Request* r, int* done, int* sizes);
@@ -70,6 +74,8 @@ class Net {
   std::unique_ptr<PaysController> pays_;
   std::mutex mu_;
   std::unique_ptr<transport::Transport> transport_;
+  bool gpu_staging_ = false;  // decided once, at the first init
+  bool gpu_staging_decided_ = false;
   NetContext default_ctx_;
 };
 

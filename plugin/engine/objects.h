@@ -16,6 +16,7 @@
 
 #include "compress/codec.h"
 #include "compress/threshold.h"
+#include "plugin/engine/gpu_staging.h"
 #include "plugin/nccl/net_abi.h"
 #include "plugin/policy/message_meta.h"
 #include "plugin/policy/policy.h"
@@ -40,6 +41,10 @@ struct MemRegion {
   int type = 0;       // NCCL_PTR_*
   int reg_index = 0;  // order of registration on its comm: LL, LL128, SIMPLE for collectives
   std::unique_ptr<transport::Registration> reg;  // the transport's (verbs: the MR); may be null
+  // GPU staging: the pinned host twin of this CUDA region (then `reg` registers the mirror,
+  // never the GPU memory). Null for host memory and for GPUDirect regions.
+  std::unique_ptr<GpuMirror> mirror{};
+  ~MemRegion() { reg.reset(); }  // the registration goes before the memory it registers
 };
 
 // State of a codec job run on a worker thread; the progress thread only polls `state`.
@@ -87,6 +92,10 @@ struct Request {
   // receive side: the memory type (NCCL_PTR_*) of each destination; iflush requests
   std::array<int, transport::kMaxRecvs> dst_type{};
   bool flush = false;
+  // GPU staging: the data (send) or some destination (receive) is GPU memory staged through
+  // the pinned mirror at host_stage[i] (null: not staged).
+  bool gpu = false;
+  std::array<uint8_t*, transport::kMaxRecvs> host_stage{};
 };
 
 struct CommBase {
@@ -96,6 +105,9 @@ struct CommBase {
   int dev = 0;
   int next_reg_index = 0;
   std::vector<std::unique_ptr<MemRegion>> regions;
+  // GPU staging state, from the first staged GPU regMr. Declared after `regions`: it is
+  // destroyed first and waits for the copies into their mirrors.
+  std::unique_ptr<GpuStaging> gpu;
   // Which rules' "comm" patterns accept this comm's communicator, once its name is known.
   std::unique_ptr<policy::CommMatch> comm_match;
   bool comm_match_ready = false;

@@ -1,13 +1,15 @@
 // irecv and the receiving half of test(). Raw messages land in NCCL's buffer directly; a
 // frame lands in the transport's staging and is decoded into NCCL's buffer (inline when
 // small, else on a worker) before test() reports done. A frame that fails to decode is an
-// error from test(), never silent garbage.
+// error from test(), never silent garbage. GPU destinations on a staged device land in the
+// pinned mirror and go through gpu_recv.cc (H2D copy, or GPU decode).
 #include <algorithm>
 #include <array>
 #include <string>
 
 #include "plugin/engine/codec_jobs.h"
 #include "plugin/engine/describe.h"
+#include "plugin/engine/gpu_staging.h"
 #include "plugin/engine/net.h"
 #include "plugin/engine/result.h"
 #include "plugin/engine/worker_pool.h"
@@ -29,9 +31,11 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   }
   if (c->free.empty()) return kNcclSuccess;
   std::array<transport::RecvItem, transport::kMaxRecvs> items;
+  std::array<uint8_t*, transport::kMaxRecvs> stage{};  // GPU staging: where item i lands in its mirror
   for (int i = 0; i < n; ++i) {
     const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
-    items[i] = {tags[i], data[i], sizes[i], mr != nullptr ? mr->reg.get() : nullptr};
+    if (mr != nullptr && mr->mirror != nullptr) SQ_CHECK_STATUS(gpu_stage_address(*mr, data[i], sizes[i], &stage[i]));
+    items[i] = {tags[i], stage[i] != nullptr ? stage[i] : data[i], sizes[i], mr != nullptr ? mr->reg.get() : nullptr};
   }
   int slot = -1;
   SQ_CHECK_STATUS(c->t->post({items.data(), static_cast<std::size_t>(n)}, &slot));
@@ -49,7 +53,10 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   r.algo = c->ctx->algo;
   r.proto = c->ctx->proto;
   r.flush = false;
+  r.gpu = false;
+  r.host_stage = stage;
   for (int i = 0; i < n; ++i) {
+    r.gpu |= stage[i] != nullptr;
     r.dst[i] = data[i];
     r.cap[i] = sizes[i];
     const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
@@ -67,6 +74,10 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
 // request's job state; kIdle means its bytes are not all in yet.
 static transport::Status start_decode(RecvComm* c, Request* r, JobState* state) {
   JobState js = r->job.load(std::memory_order_acquire);
+  if (js == JobState::kRunning && r->gpu) {  // GPU staging: copies and decodes in flight
+    if (transport::Status s = gpu_recv_poll(c, r); !s.ok()) return s;
+    js = r->job.load(std::memory_order_acquire);
+  }
   if (js != JobState::kIdle || r->arrived) {
     *state = js;
     return transport::Status::Ok();
@@ -76,6 +87,11 @@ static transport::Status start_decode(RecvComm* c, Request* r, JobState* state) 
   *state = JobState::kIdle;
   if (!finished) return transport::Status::Ok();
   r->arrived = true;
+  if (r->gpu) {
+    if (transport::Status s = gpu_recv_start(c, r); !s.ok()) return s;
+    *state = r->job.load(std::memory_order_acquire);
+    return transport::Status::Ok();
+  }
   uint64_t frame_bytes = 0;
   bool frames = false;
   for (int i = 0; i < r->n; ++i) {
@@ -166,7 +182,8 @@ nccl_result_t Net::iflush(void* recv_comm, int n, void** data, int* sizes, void*
   bool device = false;
   for (int i = 0; i < n; ++i) {
     const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
-    device |= mr != nullptr && mr->type != nccl::kPtrHost;
+    // Staged GPU memory needs none: test() said done only after the copy into it completed.
+    device |= mr != nullptr && mr->type != nccl::kPtrHost && mr->mirror == nullptr;
     items[i] = {0, data[i], sizes != nullptr ? static_cast<std::size_t>(std::max(sizes[i], 0)) : 0,
                 mr != nullptr ? mr->reg.get() : nullptr};
   }

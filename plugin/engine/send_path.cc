@@ -1,12 +1,14 @@
 // isend and the sending half of test(). A message is described, the policy decides, and it
 // is either posted raw (zero copy) or encoded into the request's staging frame, on a worker
 // thread for large messages, inline for small ones. Messages reach the transport strictly in
-// isend order, so the receiver's FIFO matching holds whatever the codecs' timing.
+// isend order, so the receiver's FIFO matching holds whatever the codecs' timing. GPU memory
+// on a staged device goes through gpu_send.cc (copy or GPU encode into the pinned mirror).
 #include <chrono>
 
 #include "compress/codec.h"
 #include "plugin/engine/codec_jobs.h"
 #include "plugin/engine/describe.h"
+#include "plugin/engine/gpu_staging.h"
 #include "plugin/engine/net.h"
 #include "plugin/engine/result.h"
 #include "plugin/engine/worker_pool.h"
@@ -27,8 +29,11 @@ bool ring_allreduce_partial_sum(int32_t step, int32_t nranks) {
   return (step * 2 / 4) % (2 * (nranks - 1)) < nranks - 1;
 }
 
-// Chooses raw or a codec for the request; fills req.compress and the codec fields.
-void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m) {
+// Chooses raw or a codec for the request; fills req.compress and the codec fields. `gpu`:
+// the data is staged GPU memory, coded on the GPU. The pays controller models the CPU codec
+// pool, so it does not judge GPU codecs (far faster than any link staging serves); their
+// frames go raw when they would not be smaller.
+void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m, bool gpu) {
   r.compress = false;
   r.collective = m.collective;
   const policy::Policy* pol = net.policy();
@@ -67,7 +72,7 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m) {
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kDtype);
     return;
   }
-  if (net.pays() != nullptr && !net.pays()->should_compress(params->codec)) {
+  if (!gpu && net.pays() != nullptr && !net.pays()->should_compress(params->codec)) {
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kNotWorthIt);
     return;
   }
@@ -111,15 +116,18 @@ nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag,
   resolve_comm_name(*c);
   const auto* mr = static_cast<const MemRegion*>(mhandle);
   r.reg = mr != nullptr ? mr->reg.get() : nullptr;
+  r.gpu = mr != nullptr && mr->mirror != nullptr;  // GPU memory staged through the host
+  r.host_stage[0] = nullptr;
+  if (r.gpu) SQ_CHECK_STATUS(gpu_stage_address(*mr, data, size, &r.host_stage[0]));
   policy::MessageMeta m = describe_message(*c, r, mr, size, phandle, true);
-  if (mr != nullptr && mr->type != nccl::kPtrHost) {
+  if (mr != nullptr && mr->type != nccl::kPtrHost && !r.gpu) {
     // GPU memory (GPUDirect RDMA): the CPU codecs cannot read it, so it travels raw.
     r.compress = false;
     r.collective = m.collective;
     if (policy_) r.stats_slot = policy_->stats_slot(policy_->decide(m));
     if (stats_) stats_->record_raw(r.stats_slot, m.collective, size, policy::RawCause::kDeviceMemory);
   } else {
-    plan(*this, c, r, m);
+    plan(*this, c, r, m, r.gpu);
   }
   SQ_TRACE("isend %zu B tag %d coll %d proto %d dtype %d -> %s", size, tag, static_cast<int>(m.collective),
            static_cast<int>(m.proto), static_cast<int>(m.dtype),
@@ -135,6 +143,14 @@ void Net::progress_send(SendComm* c) {
   // Start encodes in isend order. Threshold encodes of one stream run one at a time (they
   // share its threshold state); other codecs are stateless and all start at once.
   for (Request* r : c->queue) {
+    if (r->gpu) {  // GPU staging: copies and encodes queue on the comm's stream at once
+      if (r->job.load(std::memory_order_relaxed) != JobState::kIdle) continue;
+      if (transport::Status s = gpu_send_start(c, r); !s.ok()) {
+        c->error = s;
+        return;
+      }
+      continue;
+    }
     if (!r->compress || r->job.load(std::memory_order_acquire) != JobState::kIdle) continue;
     bool stateful = r->params.codec == compress::CodecId::kThreshold && r->stream != nullptr;
     if (stateful && r->stream->busy) continue;
@@ -155,7 +171,21 @@ void Net::progress_send(SendComm* c) {
     item.reg = r->reg;
     item.header.payload_bytes = r->size;
     item.header.kind = transport::PayloadKind::kRaw;
-    if (r->compress) {
+    if (r->gpu) {
+      bool ready = false;
+      GpuSendReady g;
+      if (transport::Status s = gpu_send_poll(c, r, &ready, &g); !s.ok()) {
+        c->error = s;
+        break;
+      }
+      if (!ready) break;
+      item.data = r->host_stage[0];  // the mirror; r->reg registers it
+      item.header.payload_bytes = g.payload_bytes;
+      if (g.frame) {
+        item.header.kind = transport::PayloadKind::kFrame;
+        item.reg = nullptr;
+      }
+    } else if (r->compress) {
       JobState js = r->job.load(std::memory_order_acquire);
       if (js == JobState::kRunning || js == JobState::kIdle) break;
       if (r->params.codec == compress::CodecId::kThreshold && r->stream != nullptr) r->stream->busy = false;

@@ -1,0 +1,224 @@
+// GPU staging: the decision at init, mirrors of GPU regions, the per-comm CUDA state and
+// closing. The send and receive halves are in gpu_send.cc and gpu_recv.cc.
+#include "plugin/engine/gpu_staging.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "plugin/engine/objects.h"
+#include "plugin/log.h"
+
+#if SQUEEZE_HAVE_CUDA
+#include "plugin/engine/gpu_staging_impl.h"
+#endif
+
+namespace squeeze::plugin {
+
+namespace {
+
+// SQUEEZE_GPU_STAGING: -1 bad value, 0 off, 1 on.
+int staging_requested(std::string* why) {
+  const char* v = getenv(kGpuStagingEnv);
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0) {
+    *why = std::string("off (") + kGpuStagingEnv + " is " + (v == nullptr || *v == '\0' ? "unset" : "0") + ")";
+    return 0;
+  }
+  if (std::strcmp(v, "1") != 0) {
+    *why = std::string(kGpuStagingEnv) + "='" + v + "' is neither 0 nor 1: GPU staging stays off";
+    return -1;
+  }
+  return 1;
+}
+
+}  // namespace
+
+#if SQUEEZE_HAVE_CUDA
+
+bool decide_gpu_staging(std::string* why, bool* bad_value) {
+  *bad_value = false;
+  const int want = staging_requested(why);
+  if (want <= 0) {
+    *bad_value = want < 0;
+    return false;
+  }
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    *why = std::string("off: no CUDA device (") + (e != cudaSuccess ? cudaGetErrorName(e) : "0 devices") + ")";
+    return false;
+  }
+  *why = "on: " + std::to_string(n) + " CUDA device" + (n == 1 ? "" : "s") +
+         "; GPU buffers are staged through pinned host memory and compressed on the GPU";
+  return true;
+}
+
+uint64_t gpu_elapsed_ns(const gpu::Event& from, const gpu::Event& to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, from.get(), to.get()) != cudaSuccess || ms < 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return static_cast<uint64_t>(static_cast<double>(ms) * 1e6);
+}
+
+GpuMirror::~GpuMirror() {
+  if (host != nullptr) (void)cudaFreeHost(host);  // errors ignored: the runtime may be unloading
+}
+
+GpuStaging::GpuStaging(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+GpuStaging::~GpuStaging() {
+  if (!impl_) return;
+  gpu::DeviceGuard dev(impl_->device);
+  // Copies into the mirrors and frees into the pool must be over before either goes.
+  if (impl_->stream.get() != nullptr) (void)cudaStreamSynchronize(impl_->stream.get());
+  (void)cudaGetLastError();
+}
+
+namespace {
+
+transport::Status make_staging(int device, int nslots, std::unique_ptr<GpuStaging>* out) {
+  auto g = std::make_unique<GpuStaging::Impl>();
+  g->device = device;
+  g->nslots = nslots;
+  gpu::DeviceGuard dev(device);
+  if (dev.error() != cudaSuccess) return gpu::cuda_status(dev.error(), "cudaSetDevice");
+  SQ_CUDA_TRY(g->stream.create());
+  SQ_CUDA_TRY(g->pool.create(device));
+  SQ_CUDA_TRY(g->results.allocate(static_cast<std::size_t>(nslots) * transport::kMaxRecvs *
+                                  sizeof(compress::gpu::ChunkResult)));
+  g->slots = std::make_unique<GpuSlot[]>(static_cast<std::size_t>(nslots));
+  for (int i = 0; i < nslots; ++i) {
+    SQ_CUDA_TRY(g->slots[i].start.create());
+    SQ_CUDA_TRY(g->slots[i].done.create());
+  }
+  *out = std::make_unique<GpuStaging>(std::move(g));
+  return transport::Status::Ok();
+}
+
+}  // namespace
+
+transport::Status gpu_stage_region(CommBase* c, MemRegion* mr) {
+  if (mr->size > kGpuMirrorMaxBytes)
+    return transport::Status::Usage("regMr: GPU staging mirrors each GPU region in pinned host memory; " +
+                                    std::to_string(mr->size) + " bytes is more than its limit of " +
+                                    std::to_string(kGpuMirrorMaxBytes) + " bytes");
+  int device = -1;
+  if (mr->data != nullptr) {
+    cudaPointerAttributes a{};
+    const cudaError_t e = cudaPointerGetAttributes(&a, mr->data);
+    if (e != cudaSuccess || a.type == cudaMemoryTypeUnregistered) {
+      (void)cudaGetLastError();
+      char where[32];
+      snprintf(where, sizeof where, "%p", mr->data);
+      return transport::Status::Usage(std::string("regMr: ") + where + " (" + std::to_string(mr->size) +
+                                      " bytes) was registered as NCCL_PTR_CUDA but is not CUDA memory" +
+                                      (e != cudaSuccess ? std::string(" (") + cudaGetErrorName(e) + ")" : ""));
+    }
+    device = a.device;
+  } else if (c->gpu) {
+    device = c->gpu->impl().device;
+  } else if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device = 0;
+  }
+  if (c->gpu && c->gpu->impl().device != device)
+    return transport::Status::Usage("regMr: GPU memory on device " + std::to_string(device) +
+                                    ", but this comm stages through device " + std::to_string(c->gpu->impl().device));
+  if (!c->gpu) {
+    const int nslots = c->kind == CommKind::kSend ? SendComm::kRequests : transport::kMaxRequests;
+    if (transport::Status s = make_staging(device, nslots, &c->gpu); !s.ok()) return s;
+    static bool logged = false;
+    if (!logged) {
+      logged = true;
+      SQ_INFO(kSubsysNet, "GPU staging: first GPU region (%zu bytes on device %d) mirrored in pinned host memory",
+              mr->size, device);
+    }
+  }
+  auto m = std::make_unique<GpuMirror>();
+  m->device = device;
+  {
+    // At least a few bytes, so a staged address is never null, even in an empty region.
+    gpu::DeviceGuard dev(device);
+    void* p = nullptr;
+    SQ_CUDA_TRY(cudaHostAlloc(&p, mr->size > 64 ? mr->size : 64, cudaHostAllocPortable));
+    m->host = static_cast<uint8_t*>(p);
+    m->size = mr->size;
+  }
+  mr->mirror = std::move(m);
+  return transport::Status::Ok();
+}
+
+void gpu_quiesce(CommBase* c, Request* begin, Request* end) {
+  if (!c->gpu) return;
+  GpuStaging::Impl& g = c->gpu->impl();
+  gpu::DeviceGuard dev(g.device);
+  (void)cudaStreamSynchronize(g.stream.get());
+  (void)cudaGetLastError();
+  for (Request* r = begin; r != end; ++r) {
+    if (!r->gpu || r->job.load(std::memory_order_acquire) != JobState::kRunning) continue;
+    GpuSlot& s = g.slots[r - begin];
+    if (s.frame_dev != nullptr) (void)cudaFreeAsync(s.frame_dev, g.stream.get());
+    s.frame_dev = nullptr;
+    s.stage = GpuStage::kIdle;
+    r->job.store(JobState::kFailed, std::memory_order_release);
+  }
+  (void)cudaStreamSynchronize(g.stream.get());
+  (void)cudaGetLastError();
+}
+
+#else  // !SQUEEZE_HAVE_CUDA
+
+namespace {
+transport::Status not_built() {
+  return transport::Status::Internal("GPU staging not built: this plugin was built without CUDA");
+}
+}  // namespace
+
+bool decide_gpu_staging(std::string* why, bool* bad_value) {
+  *bad_value = false;
+  const int want = staging_requested(why);
+  if (want <= 0) {
+    *bad_value = want < 0;
+    return false;
+  }
+  *why = "off: GPU staging not built (this plugin was built without CUDA)";
+  return false;
+}
+
+GpuMirror::~GpuMirror() = default;
+struct GpuStaging::Impl {};
+GpuStaging::GpuStaging(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuStaging::~GpuStaging() = default;
+
+transport::Status gpu_stage_region(CommBase*, MemRegion*) { return not_built(); }
+transport::Status gpu_send_start(SendComm*, Request*) { return not_built(); }
+transport::Status gpu_send_poll(SendComm*, Request*, bool* ready, GpuSendReady*) {
+  *ready = false;
+  return not_built();
+}
+transport::Status gpu_recv_start(RecvComm*, Request*) { return not_built(); }
+transport::Status gpu_recv_poll(RecvComm*, Request*) { return not_built(); }
+void gpu_quiesce(CommBase*, Request*, Request*) {}
+
+#endif  // SQUEEZE_HAVE_CUDA
+
+transport::Status gpu_stage_address(const MemRegion& mr, const void* data, std::size_t size, uint8_t** stage) {
+  *stage = nullptr;
+  const auto base = reinterpret_cast<uintptr_t>(mr.data);
+  const auto p = reinterpret_cast<uintptr_t>(data);
+  if (mr.mirror == nullptr || p < base || p - base > mr.size || size > mr.size - (p - base)) {
+    char where[64];
+    snprintf(where, sizeof where, "[%p, +%zu)", data, size);
+    return transport::Status::Usage(std::string("GPU staging: buffer ") + where +
+                                    " is not inside the GPU region registered with its memory handle (" +
+                                    std::to_string(mr.size) + " bytes)");
+  }
+  *stage = mr.mirror->host + (p - base);
+  return transport::Status::Ok();
+}
+
+}  // namespace squeeze::plugin
