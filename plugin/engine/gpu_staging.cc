@@ -95,6 +95,7 @@ transport::Status make_staging(int device, int nslots, std::unique_ptr<GpuStagin
     SQ_CUDA_TRY(g->slots[i].start.create());
     SQ_CUDA_TRY(g->slots[i].done.create());
   }
+  if (transport::Status s = gpu_warm_up_once(*g); !s.ok()) return s;
   *out = std::make_unique<GpuStaging>(std::move(g));
   return transport::Status::Ok();
 }

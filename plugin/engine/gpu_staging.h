@@ -8,9 +8,10 @@
 // offset o of the region is staged at offset o of the mirror. NCCL never has two messages in
 // flight on overlapping parts of a region, so neither do the mirrors. This is the pinned
 // memory NCCL would allocate itself for host buffers. Per comm (GpuStaging, also created at
-// the first GPU regMr, because pinned allocations may wait for the device and NCCL's kernels
-// wait for the progress thread): a non-blocking stream on the buffer's device, a memory pool
-// for the device-side frames of each message, events, pinned codec results, the GPU codec.
+// the first GPU regMr, because pinned allocations and lazy kernel loading may wait for the
+// device, and NCCL's kernels wait for the progress thread): a non-blocking stream on the
+// buffer's device, a memory pool for the device-side frames of each message, events, pinned
+// codec results, the GPU codec, whose kernels a warm-up loads once per device.
 //
 // Send (progress thread, in isend order): raw: D2H copy into the mirror, event; compressed:
 // GPU encode into a pool frame, event; then D2H of exactly the frame's bytes into the mirror,

@@ -57,6 +57,11 @@ struct GpuStaging::Impl {
 // Milliseconds between two completed timing events, as nanoseconds (0 when unknown).
 uint64_t gpu_elapsed_ns(const gpu::Event& from, const gpu::Event& to);
 
+// Once per device (gpu_warmup.cc): encodes and decodes a small message with every GPU codec
+// and dtype on g's stream, waiting for it, so their kernels are loaded before the progress
+// thread needs them, and fails when a codec does not work on this device. Service thread only.
+transport::Status gpu_warm_up_once(GpuStaging::Impl& g);
+
 }  // namespace squeeze::plugin
 
 #endif  // SQUEEZE_HAVE_CUDA
