@@ -1,10 +1,101 @@
 #include "transport/ucx/ucx_transport.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "transport/tcp/interfaces.h"
+#include "transport/tcp/wire.h"
+#include "transport/ucx/ucx_setup.h"
+
 namespace squeeze::transport::ucx {
 
+namespace {
+
+uint64_t random_nonce() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng();
+}
+
+class UcxTransport final : public Transport {
+ public:
+  UcxTransport(std::shared_ptr<const Library> lib, const tcp::Interface& itf)
+      : sessions_(std::make_shared<SessionSource>(lib)), itf_(itf) {
+    // One device: the interface connections are set up over. UCX itself picks the data path
+    // (UCX_TLS, UCX_NET_DEVICES), so listing every interface as a device would only tell NCCL
+    // of rails that are not really separate.
+    DeviceProps p;
+    p.name = itf_.name;
+    p.pci_path = tcp::interface_pci_path(itf_.name);
+    p.speed_mbps = tcp::interface_speed_mbps(itf_.name);  // 10000 when /sys does not say (lo)
+    p.ptr_support = kPtrHost;
+    p.max_recvs = kMaxRecvs;
+    const char* tls = getenv("UCX_TLS");
+    p.address = itf_.addr.str() + " (UCX " + lib->version() + ", UCX_TLS=" + (tls != nullptr ? tls : "all") + ")";
+    props_.push_back(std::move(p));
+  }
+  const char* name() const override { return "ucx"; }
+  const std::vector<DeviceProps>& devices() const override { return props_; }
+  Status listen(int dev, void* handle, std::unique_ptr<Listener>* listener) override;
+  Status connect(int dev, void* handle, std::unique_ptr<SendComm>* comm) override {
+    (void)dev;  // UCX routes to the peer's worker over what it selected
+    return connect_step(*sessions_, handle, comm);
+  }
+
+ private:
+  std::shared_ptr<SessionSource> sessions_;
+  tcp::Interface itf_;
+  std::vector<DeviceProps> props_;
+};
+
+Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
+  if (dev != 0) return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, 1)");
+  tcp::SockAddr addr = itf_.addr;
+  tcp::Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Status::System("socket() for " + itf_.name + ": " + tcp::errno_str(errno));
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
+    return Status::System("bind to " + addr.str() + ": " + tcp::errno_str(errno));
+  if (::listen(fd.get(), 16384) != 0) return Status::System("listen on " + addr.str() + ": " + tcp::errno_str(errno));
+  addr.len = sizeof(addr.storage);
+  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr.storage), &addr.len) != 0)
+    return Status::System("getsockname: " + tcp::errno_str(errno));
+  const uint64_t nonce = random_nonce();
+  auto* h = static_cast<uint8_t*>(handle);
+  std::memset(h, 0, kHandleBytes);
+  tcp::put_u32(h, kHandleMagic);
+  tcp::put_u32(h + 4, kWireVersion);
+  std::memcpy(h + kHandleAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kHandleAddrMax));
+  tcp::put_u32(h + kHandleAddrLenOffset, static_cast<uint32_t>(addr.len));
+  tcp::put_u64(h + kHandleNonceOffset, nonce);
+  *listener = std::make_unique<UcxListener>(sessions_, std::move(fd), nonce, "UCX set-up socket " + addr.str());
+  return Status::Ok();
+}
+
+}  // namespace
+
 std::unique_ptr<Transport> open_transport(std::string* why) {
-  *why = "the ucx transport is not built into this version";
-  return nullptr;
+  std::shared_ptr<const Library> lib = Library::open("", why);
+  if (!lib) return nullptr;
+  std::vector<tcp::Interface> ifs = tcp::find_interfaces();
+  if (ifs.empty()) {
+    *why = "no network interface to set up UCX connections over (see SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME)";
+    return nullptr;
+  }
+  // Try UCX once (context and worker), then let go of it: comms create their own session,
+  // and a process that forks before then leaves its child a usable UCX.
+  std::shared_ptr<Session> probe;
+  if (Status s = Session::create(lib, &probe); !s.ok()) {
+    *why = s.message();
+    return nullptr;
+  }
+  probe.reset();
+  return std::make_unique<UcxTransport>(std::move(lib), ifs.front());
 }
 
 }  // namespace squeeze::transport::ucx

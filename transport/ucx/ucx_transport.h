@@ -1,4 +1,8 @@
-// PLACEHOLDER until the ucx transport lands: open_transport() always says "not built".
+// The UCX transport: ucp tag messages on one worker per process shared by all comms
+// (ucx_session.h), reached through dlopen so the plugin loads and works without UCX
+// (ucx_library.h). Set-up swaps worker addresses over
+// a TCP socket on the device's interface (ucx_setup.h); data goes over whatever UCX selects
+// (UCX_TLS, UCX_NET_DEVICES: tcp and shm here, IB/RoCE elsewhere). Host memory only.
 #pragma once
 
 #include <memory>
@@ -8,7 +12,8 @@
 
 namespace squeeze::transport::ucx {
 
-// Returns null with *why saying why the transport cannot be used here.
+// Loads libucp ($SQUEEZE_UCX_LIBRARY, else libucp.so.0) and tries a UCX context and worker.
+// Returns null with *why (one sentence) when UCX cannot be used here.
 std::unique_ptr<Transport> open_transport(std::string* why);
 
 }  // namespace squeeze::transport::ucx

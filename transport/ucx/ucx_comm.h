@@ -1,0 +1,129 @@
+// The UCX send and receive comms. Each message is two tagged UCX messages (ucx_wire.h): the
+// 32-byte header, then the payload. The receiver keeps one header receive posted per
+// message it expects, matches each arriving header (in sequence order) against the oldest
+// posted receive, as the TCP transport does, and only then posts the payload receive:
+// straight into NCCL's buffer for raw messages (zero copy: UCX's rendezvous lands large
+// payloads there directly), into transport-owned staging for frames.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "transport/tcp/wire.h"
+#include "transport/transport.h"
+#include "transport/ucx/ucx_channel.h"
+
+namespace squeeze::transport::ucx {
+
+// Fixed pool of N slots; acquire() gives -1 when all are in use.
+template <typename Op, int N>
+class SlotPool {
+ public:
+  SlotPool() {
+    for (int i = N - 1; i >= 0; --i) free_.push_back(i);
+  }
+  int acquire() {
+    if (free_.empty()) return -1;
+    int s = free_.back();
+    free_.pop_back();
+    ops_[s].in_use = true;
+    return s;
+  }
+  void release(int s) {
+    if (!valid(s)) return;
+    ops_[s].reset();
+    free_.push_back(s);
+  }
+  bool valid(int s) const { return s >= 0 && s < N && ops_[s].in_use; }
+  Op& at(int s) { return ops_[s]; }
+  std::array<Op, N>& all() { return ops_; }
+
+ private:
+  std::array<Op, N> ops_{};
+  std::vector<int> free_;
+};
+
+class UcxSendComm final : public SendComm {
+ public:
+  static constexpr int kSlots = kMaxRequests * kMaxRecvs;  // 256 messages in flight
+  // error: set when the endpoint could not be created; every post then fails with it.
+  UcxSendComm(std::unique_ptr<Channel> ch, Status error) : ch_(std::move(ch)), error_(std::move(error)) {}
+  ~UcxSendComm() override;
+  Status post(const SendItem& item, int* slot) override;
+  Status test(int slot, bool* done) override;
+  void release(int slot) override { pool_.release(slot); }
+
+ private:
+  struct Op {
+    bool in_use = false;
+    bool done = false;
+    uint8_t header[tcp::kWireHeaderBytes];
+    Pending header_send, payload_send;
+    void reset() {
+      in_use = done = false;
+      header_send.reset();
+      payload_send.reset();
+    }
+  };
+  Status check(Op& op);
+  std::unique_ptr<Channel> ch_;
+  Status error_;
+  SlotPool<Op, kSlots> pool_;
+  uint32_t next_seq_ = 0;
+};
+
+class UcxRecvComm final : public RecvComm {
+ public:
+  explicit UcxRecvComm(std::unique_ptr<Channel> ch) : ch_(std::move(ch)) {}
+  ~UcxRecvComm() override;
+  Status post(std::span<const RecvItem> items, int* slot) override;
+  Status test(int slot, bool* done, std::span<Received> out) override;
+  void release(int slot) override;
+
+ private:
+  struct Op {
+    bool in_use = false;
+    int n = 0;
+    int matched_count = 0;
+    int filled = 0;
+    std::array<RecvItem, kMaxRecvs> items{};
+    std::array<bool, kMaxRecvs> matched{};
+    std::array<bool, kMaxRecvs> landed{};
+    std::array<MessageHeader, kMaxRecvs> headers{};
+    std::array<Pending, kMaxRecvs> payloads;
+    std::array<std::vector<uint8_t>, kMaxRecvs> staging;  // frames land here
+    void reset() {
+      in_use = false;
+      n = matched_count = filled = 0;
+      matched.fill(false);
+      landed.fill(false);
+      for (auto& p : payloads) p.reset();
+      for (auto& st : staging) st.clear();  // keeps capacity for the next frame
+    }
+  };
+  struct HeaderSlot {
+    uint8_t bytes[tcp::kWireHeaderBytes];
+    Pending recv;
+  };
+  static constexpr int kHeaderSlots = kMaxRequests * kMaxRecvs;
+
+  bool advance(Status* err);        // handles every arrived header, in order; true if any
+  Status on_header(uint32_t seq, const MessageHeader& h);
+  Status post_headers();            // one header receive per expected message
+  bool check_payloads(Op& op, Status* err);
+  Status settle(Op& op);            // progress + advance until op is done or nothing moves
+
+  std::unique_ptr<Channel> ch_;
+  SlotPool<Op, kMaxRequests> pool_;
+  std::deque<int> matching_;  // posted ops with unmatched items, oldest first
+  int unmatched_ = 0;         // items across posted ops still waiting for their header
+  std::array<HeaderSlot, kHeaderSlots> headers_;
+  uint32_t header_posted_ = 0;  // next seq to post a header receive for
+  uint32_t header_next_ = 0;    // next seq whose header we handle
+  Status error_;
+};
+
+}  // namespace squeeze::transport::ucx

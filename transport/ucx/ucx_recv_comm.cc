@@ -1,0 +1,197 @@
+#include "transport/ucx/ucx_comm.h"
+
+#include <algorithm>
+
+#include "transport/ucx/ucx_wire.h"
+
+namespace squeeze::transport::ucx {
+
+namespace {
+// A frame never needs much more room than the buffer it decodes into (as in TCP).
+constexpr uint64_t kFrameSlack = 64 * 1024;
+// Rounds of progress test() makes after the peer failed, to take in what it sent before.
+constexpr int kMaxSettleRounds = 1000;
+
+}  // namespace
+
+UcxRecvComm::~UcxRecvComm() {
+  // Cancel what still waits, before the channel closes the endpoint and the worker.
+  for (HeaderSlot& h : headers_) h.recv.reset();
+  for (Op& op : pool_.all()) op.reset();
+}
+
+Status UcxRecvComm::post(std::span<const RecvItem> items, int* slot) {
+  *slot = -1;
+  if (!error_.ok()) return error_;
+  if (items.empty() || items.size() > kMaxRecvs)
+    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " + std::to_string(kMaxRecvs) + "]");
+  for (const RecvItem& it : items)
+    if (it.data == nullptr && it.capacity != 0) return Status::Usage("irecv: null buffer with non-zero capacity");
+  int s = pool_.acquire();
+  if (s < 0) return Status::Ok();  // 32 receives posted: the caller retries later
+  Op& op = pool_.at(s);
+  op.n = static_cast<int>(items.size());
+  std::copy(items.begin(), items.end(), op.items.begin());
+  matching_.push_back(s);
+  unmatched_ += op.n;
+  *slot = s;
+  return error_ = post_headers();
+}
+
+void UcxRecvComm::release(int slot) {
+  if (!pool_.valid(slot)) return;
+  // Released before all its messages arrived (NCCL never does): stop matching into it.
+  auto it = std::find(matching_.begin(), matching_.end(), slot);
+  if (it != matching_.end()) {
+    Op& op = pool_.at(slot);
+    unmatched_ -= op.n - op.matched_count;
+    matching_.erase(it);
+  }
+  pool_.release(slot);
+}
+
+Status UcxRecvComm::post_headers() {
+  while (static_cast<int>(header_posted_ - header_next_) < unmatched_) {
+    const uint32_t seq = header_posted_++;
+    HeaderSlot& h = headers_[seq % kHeaderSlots];
+    h.recv.start_recv(&ch_->session(), h.bytes, sizeof(h.bytes), header_tag(ch_->comm_id(), seq));
+  }
+  return Status::Ok();
+}
+
+bool UcxRecvComm::advance(Status* err) {
+  bool any = false;
+  while (header_next_ != header_posted_) {
+    const uint32_t seq = header_next_;
+    HeaderSlot& slot = headers_[seq % kHeaderSlots];
+    std::size_t len = 0;
+    ucs_status_t st = slot.recv.poll(&len);
+    if (st == UCS_INPROGRESS) break;
+    slot.recv.reset();
+    if (st != UCS_OK) {
+      *err = Status::Remote("receive of message " + std::to_string(seq) + "'s header from " + ch_->peer() +
+                            " failed: " + ch_->session().lib().status_str(st));
+      return any;
+    }
+    MessageHeader h;
+    std::string bad = len != sizeof(slot.bytes) ? "header of " + std::to_string(len) + " bytes, expected 32"
+                                                : tcp::decode_header(slot.bytes, &h);
+    if (!bad.empty()) {
+      *err = Status::Remote("corrupt message header from " + ch_->peer() + ": " + bad);
+      return any;
+    }
+    ++header_next_;
+    any = true;
+    if (Status s = on_header(seq, h); !s.ok()) {
+      *err = s;
+      return any;
+    }
+  }
+  return any;
+}
+
+Status UcxRecvComm::on_header(uint32_t seq, const MessageHeader& h) {
+  if (matching_.empty())  // cannot happen: a header receive is posted only for a posted item
+    return Status::Internal("header " + std::to_string(seq) + " from " + ch_->peer() + " arrived with no receive posted");
+  const int s = matching_.front();
+  Op& op = pool_.at(s);
+  int idx = -1;
+  for (int i = 0; i < op.n; ++i) {
+    if (!op.matched[i] && op.items[i].tag == h.tag) {
+      idx = i;
+      break;
+    }
+  }
+  if (idx < 0) {
+    std::string tags;
+    for (int i = 0; i < op.n; ++i) tags += (i ? "," : "") + std::to_string(op.items[i].tag);
+    return Status::Remote("message from " + ch_->peer() + " has tag " + std::to_string(h.tag) +
+                          " but the posted receive expects tags {" + tags + "}");
+  }
+  const RecvItem& it = op.items[idx];
+  if (h.original_bytes > it.capacity)
+    return Status::Remote("message from " + ch_->peer() + " of " + std::to_string(h.original_bytes) +
+                          " bytes exceeds the posted receive of " + std::to_string(it.capacity) + " bytes (tag " +
+                          std::to_string(h.tag) + ")");
+  uint8_t* dst = static_cast<uint8_t*>(it.data);
+  if (h.kind == PayloadKind::kFrame) {
+    if (h.payload_bytes > it.capacity + kFrameSlack)
+      return Status::Remote("frame from " + ch_->peer() + " of " + std::to_string(h.payload_bytes) +
+                            " bytes is larger than any frame for a " + std::to_string(it.capacity) + "-byte receive");
+    op.staging[idx].resize(h.payload_bytes);
+    dst = op.staging[idx].data();
+  }
+  op.matched[idx] = true;
+  op.headers[idx] = h;
+  --unmatched_;
+  if (++op.matched_count == op.n) matching_.pop_front();
+  if (h.payload_bytes == 0) {
+    op.landed[idx] = true;
+    ++op.filled;
+    return Status::Ok();
+  }
+  op.payloads[idx].start_recv(&ch_->session(), dst, h.payload_bytes, payload_tag(ch_->comm_id(), seq));
+  return Status::Ok();
+}
+
+bool UcxRecvComm::check_payloads(Op& op, Status* err) {
+  bool any = false;
+  for (int i = 0; i < op.n; ++i) {
+    if (!op.matched[i] || op.landed[i]) continue;
+    std::size_t len = 0;
+    ucs_status_t st = op.payloads[i].poll(&len);
+    if (st == UCS_INPROGRESS) continue;
+    op.payloads[i].reset();
+    if (st != UCS_OK) {
+      *err = Status::Remote("receive of a " + std::to_string(op.headers[i].payload_bytes) + "-byte payload from " +
+                            ch_->peer() + " (tag " + std::to_string(op.headers[i].tag) + ") failed: " + ch_->session().lib().status_str(st));
+      return any;
+    }
+    if (len != op.headers[i].payload_bytes) {
+      *err = Status::Remote("payload from " + ch_->peer() + " has " + std::to_string(len) + " bytes but its header said " +
+                            std::to_string(op.headers[i].payload_bytes));
+      return any;
+    }
+    op.landed[i] = true;
+    ++op.filled;
+    any = true;
+  }
+  return any;
+}
+
+Status UcxRecvComm::settle(Op& op) {
+  // Once the peer has failed, keep going while anything moves: what it sent before it went
+  // away is still delivered, as TCP delivers the bytes before the EOF.
+  for (int round = 0;; ++round) {
+    unsigned events = ch_->progress();
+    Status err;
+    bool moved = advance(&err);
+    if (err.ok()) err = post_headers();
+    if (err.ok()) moved = check_payloads(op, &err) || moved;
+    if (!err.ok()) return err;
+    if (op.filled == op.n) return Status::Ok();
+    if (ch_->peer_alive()) return Status::Ok();
+    if ((events == 0 && !moved) || round == kMaxSettleRounds)
+      return Status::Remote(ch_->failure_text() + " before the posted receive completed (" + std::to_string(op.filled) +
+                            " of " + std::to_string(op.n) + " messages arrived)");
+  }
+}
+
+Status UcxRecvComm::test(int slot, bool* done, std::span<Received> out) {
+  *done = false;
+  if (!pool_.valid(slot)) return Status::Usage("test: unknown receive request slot " + std::to_string(slot));
+  if (!error_.ok()) return error_;
+  Op& op = pool_.at(slot);
+  if (op.filled < op.n) {
+    if (Status s = settle(op); !s.ok()) return error_ = s;
+    if (op.filled < op.n) return Status::Ok();
+  }
+  for (int i = 0; i < op.n && i < static_cast<int>(out.size()); ++i) {
+    out[i].header = op.headers[i];
+    out[i].staged = {op.staging[i].data(), op.staging[i].size()};
+  }
+  *done = true;
+  return Status::Ok();
+}
+
+}  // namespace squeeze::transport::ucx
