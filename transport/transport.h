@@ -67,8 +67,9 @@ class Registration {
 struct SendItem {
   MessageHeader header;
   const void* data = nullptr;  // payload_bytes bytes
-  // NCCL's registration of `data` when it is NCCL's buffer (raw payloads); null for
-  // frames, which live in the engine's staging (a transport registers those itself).
+  // The registration of `data`: NCCL's for raw payloads, the engine's own (made with
+  // register_memory) for frames in its staging. The engine always passes one where the
+  // transport returned one; a null here means the transport must find or make its own.
   const Registration* reg = nullptr;
 };
 

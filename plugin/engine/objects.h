@@ -76,6 +76,11 @@ struct Request {
   StreamState* stream = nullptr;
   const transport::Registration* reg = nullptr;  // NCCL's registration of `data`
   std::vector<uint8_t> frame;  // staging, kept across reuse of the request
+  // The transport's registration of `frame` (verbs: its MR), redone whenever the vector has
+  // moved or grown, so a transport never guesses at staging memory by address.
+  std::unique_ptr<transport::Registration> frame_reg;
+  const uint8_t* frame_reg_data = nullptr;
+  std::size_t frame_reg_size = 0;
   std::size_t frame_bytes = 0;
   uint64_t encode_ns = 0;
   uint64_t wire_bytes = 0;

@@ -87,6 +87,23 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m, bool 
   r.params.quantize.error_bound *= mult;
 }
 
+// Registers the request's staging frame with the transport when it is new, has moved or has
+// grown; the old registration goes first.
+transport::Status register_frame(SendComm* c, Request* r) {
+  if (r->frame_reg_data == r->frame.data() && r->frame_reg_size == r->frame.size()) return transport::Status::Ok();
+  r->frame_reg.reset();
+  r->frame_reg_data = nullptr;
+  transport::MemoryDesc mem;
+  mem.data = r->frame.data();
+  mem.size = r->frame.size();
+  mem.ptr_type = transport::kPtrHost;
+  transport::Status s = c->t->register_memory(mem, &r->frame_reg);
+  if (!s.ok()) return s;
+  r->frame_reg_data = r->frame.data();
+  r->frame_reg_size = r->frame.size();
+  return s;
+}
+
 }  // namespace
 
 nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
@@ -181,10 +198,7 @@ void Net::progress_send(SendComm* c) {
       if (!ready) break;
       item.data = r->host_stage[0];  // the mirror; r->reg registers it
       item.header.payload_bytes = g.payload_bytes;
-      if (g.frame) {
-        item.header.kind = transport::PayloadKind::kFrame;
-        item.reg = nullptr;
-      }
+      if (g.frame) item.header.kind = transport::PayloadKind::kFrame;  // also in the mirror
     } else if (r->compress) {
       JobState js = r->job.load(std::memory_order_acquire);
       if (js == JobState::kRunning || js == JobState::kIdle) break;
@@ -197,7 +211,11 @@ void Net::progress_send(SendComm* c) {
         item.header.kind = transport::PayloadKind::kFrame;
         item.header.payload_bytes = r->frame_bytes;
         item.data = r->frame.data();
-        item.reg = nullptr;  // staging: the transport registers it itself
+        if (transport::Status s = register_frame(c, r); !s.ok()) {
+          c->error = s;
+          break;
+        }
+        item.reg = r->frame_reg.get();
         if (stats_) stats_->record_encode(r->stats_slot, r->collective, r->size, r->frame_bytes, r->encode_ns);
         if (pays_) pays_->record_encode(r->params.codec, r->size, r->frame_bytes, static_cast<double>(r->encode_ns) * 1e-9);
       }
