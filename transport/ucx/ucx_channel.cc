@@ -17,62 +17,67 @@ constexpr int kMaxProgressRounds = 64;
 constexpr std::chrono::milliseconds kLivenessPeriod{10};
 }  // namespace
 
-void Pending::start_send(const Session* s, ucs_status_ptr_t result) {
-  reset();
-  session_ = s;
+void Pending::finish(Record* rec, ucs_status_t status, std::size_t length) {
+  rec->status = status;
+  rec->length = length;
+  if (rec->state.exchange(kDone, std::memory_order_acq_rel) == kOrphaned) delete rec;
+}
+
+void Pending::on_send(void*, ucs_status_t status, void* user_data) {
+  finish(static_cast<Record*>(user_data), status, 0);
+}
+
+void Pending::on_recv(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
+  finish(static_cast<Record*>(user_data), status, status == UCS_OK && info != nullptr ? info->length : 0);
+}
+
+void Pending::take(ucs_status_ptr_t result, std::unique_ptr<Record> rec) {
   active_ = true;
-  if (UCS_PTR_IS_PTR(result)) {
+  if (UCS_PTR_IS_PTR(result)) {  // the callback owns nothing yet: the record stays ours
     req_ = result;
+    record_ = rec.release();
     status_ = UCS_INPROGRESS;
-  } else {
+  } else {  // finished (or failed) at once: no callback comes
     status_ = UCS_PTR_STATUS(result);
   }
 }
 
-void Pending::on_recv(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
-  auto* rec = static_cast<RecvRecord*>(user_data);
-  rec->status = status;
-  rec->length = status == UCS_OK && info != nullptr ? info->length : 0;
-  if (rec->state.exchange(kDone, std::memory_order_acq_rel) == kOrphaned) delete rec;
+void Pending::start_send(const Session* s, ucp_ep_h ep, const void* buffer, std::size_t length, uint64_t tag) {
+  reset();
+  session_ = s;
+  is_recv_ = false;
+  auto rec = std::make_unique<Record>();
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+  p.cb.send = &Pending::on_send;
+  p.user_data = rec.get();
+  p.memory_type = UCS_MEMORY_TYPE_HOST;  // ptr_support is host only: skip UCX's detection
+  take(s->api().tag_send_nbx(ep, buffer, length, tag, &p), std::move(rec));
 }
 
 void Pending::start_recv(const Session* s, void* buffer, std::size_t length, uint64_t tag) {
   reset();
   session_ = s;
-  active_ = true;
-  auto rec = std::make_unique<RecvRecord>();
+  is_recv_ = true;
+  auto rec = std::make_unique<Record>();
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE |
                    UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // always a request, so the callback reports the length
   p.cb.recv = &Pending::on_recv;
   p.user_data = rec.get();
-  p.memory_type = UCS_MEMORY_TYPE_HOST;  // ptr_support is host only: skip UCX's detection
+  p.memory_type = UCS_MEMORY_TYPE_HOST;
   ucs_status_ptr_t r = s->api().tag_recv_nbx(s->worker(), buffer, length, tag, ~uint64_t{0}, &p);
-  if (UCS_PTR_IS_PTR(r)) {
-    req_ = r;
-    record_ = rec.release();
-    status_ = UCS_INPROGRESS;
-  } else {
-    status_ = UCS_PTR_IS_ERR(r) ? UCS_PTR_STATUS(r) : UCS_ERR_NO_MESSAGE;  // NO_IMM_CMPL: never NULL
-  }
+  take(r == nullptr ? UCS_STATUS_PTR(UCS_ERR_NO_MESSAGE) : r, std::move(rec));  // NULL: not with NO_IMM_CMPL
 }
 
 ucs_status_t Pending::poll(std::size_t* length) {
-  if (req_ != nullptr) {
-    if (record_ != nullptr) {
-      if (record_->state.load(std::memory_order_acquire) == kDone) {
-        status_ = record_->status;
-        length_ = record_->length;
-      }
-    } else {
-      status_ = session_->api().request_check_status(req_);
-    }
-    if (status_ != UCS_INPROGRESS) {
-      session_->api().request_free(req_);
-      req_ = nullptr;
-      delete record_;
-      record_ = nullptr;
-    }
+  if (req_ != nullptr && record_->state.load(std::memory_order_acquire) == kDone) {
+    status_ = record_->status;
+    length_ = record_->length;
+    session_->api().request_free(req_);
+    req_ = nullptr;
+    delete record_;
+    record_ = nullptr;
   }
   if (length != nullptr) *length = length_;
   return status_;
@@ -80,14 +85,13 @@ ucs_status_t Pending::poll(std::size_t* length) {
 
 void Pending::reset() {
   if (req_ != nullptr && session_->usable()) {
-    if (record_ != nullptr) {
-      // Takes a receive still waiting for its message off the worker; one that is landing
-      // finishes later, and the callback then frees the record.
-      if (record_->state.load(std::memory_order_acquire) == kWaiting) session_->api().request_cancel(session_->worker(), req_);
-      if (record_->state.exchange(kOrphaned, std::memory_order_acq_rel) == kDone) delete record_;
-      record_ = nullptr;
-    }
-    session_->api().request_free(req_);  // an unfinished send is released by UCX when it ends
+    // A receive still waiting for its message comes off the worker at once; anything else
+    // (a send, a receive whose data is landing) finishes later, and its callback then frees
+    // the record.
+    if (is_recv_ && record_->state.load(std::memory_order_acquire) == kWaiting)
+      session_->api().request_cancel(session_->worker(), req_);
+    if (record_->state.exchange(kOrphaned, std::memory_order_acq_rel) == kDone) delete record_;
+    session_->api().request_free(req_);
   }
   req_ = nullptr;
   record_ = nullptr;  // in a forked child: the parent's, left alone

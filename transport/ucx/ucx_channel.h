@@ -23,14 +23,15 @@
 
 namespace squeeze::transport::ucx {
 
-// One posted ucp operation: either finished at once or a request that is polled, then freed.
-// Dropping an unfinished receive cancels it first.
+// One posted ucp operation: either finished at once or a request whose completion callback
+// fills a small record, polled by the comm's owner, then the request is freed. Dropping an
+// unfinished receive cancels it first.
 //
-// Receives learn their length from UCX's completion callback (UCX 1.13 fills neither
-// recv_info on immediate completion nor the info of ucp_tag_recv_request_test), into a small
-// record. The callback may run on any thread that progresses the shared worker, so the record
-// is handed over through an atomic state; if the Pending lets go of an unfinished request,
-// the callback frees the record when UCX finally completes it.
+// Callbacks rather than ucp_request_check_status: the callback may run on any thread that
+// progresses the shared worker, and the record hands its result over through an atomic; and
+// receives learn their length only there (UCX 1.13 fills neither recv_info on immediate
+// completion nor the info of ucp_tag_recv_request_test). If the Pending lets go of an
+// unfinished request, the callback frees the record when UCX finally completes it.
 class Pending {
  public:
   Pending() = default;
@@ -38,8 +39,8 @@ class Pending {
   Pending& operator=(const Pending&) = delete;
   ~Pending() { reset(); }
 
-  // result: what ucp_tag_send_nbx returned.
-  void start_send(const Session* s, ucs_status_ptr_t result);
+  // Sends [buffer, buffer + length) with `tag` on `ep`.
+  void start_send(const Session* s, ucp_ep_h ep, const void* buffer, std::size_t length, uint64_t tag);
   // Posts a receive of exactly `tag` into [buffer, buffer + length).
   void start_recv(const Session* s, void* buffer, std::size_t length, uint64_t tag);
   // UCS_INPROGRESS, UCS_OK or the error. For receives, *length gets the received bytes.
@@ -49,15 +50,19 @@ class Pending {
 
  private:
   enum : int { kWaiting, kDone, kOrphaned };
-  struct RecvRecord {
+  struct Record {
     std::atomic<int> state{kWaiting};
     ucs_status_t status = UCS_INPROGRESS;
     std::size_t length = 0;
   };
+  static void finish(Record* rec, ucs_status_t status, std::size_t length);
+  static void on_send(void* request, ucs_status_t status, void* user_data);
   static void on_recv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
+  void take(ucs_status_ptr_t result, std::unique_ptr<Record> rec);
   const Session* session_ = nullptr;
   void* req_ = nullptr;
-  RecvRecord* record_ = nullptr;  // receives only
+  Record* record_ = nullptr;
+  bool is_recv_ = false;
   bool active_ = false;
   ucs_status_t status_ = UCS_OK;
   std::size_t length_ = 0;

@@ -18,6 +18,10 @@
 
 namespace squeeze::transport::ucx {
 
+// Rounds of progress test() still makes once the peer is gone, to take in what it sent before
+// (a rendezvous acknowledgement, the last payloads), as TCP delivers the bytes before the EOF.
+constexpr int kMaxSettleRounds = 1000;
+
 // Fixed pool of N slots; acquire() gives -1 when all are in use.
 template <typename Op, int N>
 class SlotPool {

@@ -9,12 +9,11 @@ namespace squeeze::transport::ucx {
 namespace {
 // A frame never needs much more room than the buffer it decodes into (as in TCP).
 constexpr uint64_t kFrameSlack = 64 * 1024;
-// Rounds of progress test() makes after the peer failed, to take in what it sent before.
-constexpr int kMaxSettleRounds = 1000;
 
 }  // namespace
 
 UcxRecvComm::~UcxRecvComm() {
+  if (!ch_->session().usable()) return;  // a forked child's copy: UCX belongs to the parent
   // Cancel what still waits, before the channel closes the endpoint and the worker.
   for (HeaderSlot& h : headers_) h.recv.reset();
   for (Op& op : pool_.all()) op.reset();
@@ -160,8 +159,7 @@ bool UcxRecvComm::check_payloads(Op& op, Status* err) {
 }
 
 Status UcxRecvComm::settle(Op& op) {
-  // Once the peer has failed, keep going while anything moves: what it sent before it went
-  // away is still delivered, as TCP delivers the bytes before the EOF.
+  // Once the peer has failed, keep going while anything moves (kMaxSettleRounds).
   for (int round = 0;; ++round) {
     unsigned events = ch_->progress();
     Status err;

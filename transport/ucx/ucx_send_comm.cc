@@ -4,16 +4,8 @@
 
 namespace squeeze::transport::ucx {
 
-namespace {
-ucp_request_param_t host_param() {
-  ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-  p.memory_type = UCS_MEMORY_TYPE_HOST;  // ptr_support is host only: skip UCX's detection
-  return p;
-}
-}  // namespace
-
 UcxSendComm::~UcxSendComm() {
+  if (!ch_->session().usable()) return;  // a forked child's copy: UCX belongs to the parent
   for (Op& op : pool_.all()) {
     if (op.in_use && !op.done && (op.header_send.active() || op.payload_send.active())) {
       if (op.header_send.poll() == UCS_INPROGRESS || op.payload_send.poll() == UCS_INPROGRESS) ch_->set_force_close();
@@ -32,14 +24,11 @@ Status UcxSendComm::post(const SendItem& item, int* slot) {
   const uint32_t seq = next_seq_++;
   ch_->note_sent();
   tcp::encode_header(item.header, op.header);
-  const ucp_request_param_t param = host_param();
   const Session* session = &ch_->session();
   const uint32_t comm = ch_->comm_id();
-  op.header_send.start_send(session,
-                            ch_->api().tag_send_nbx(ch_->ep(), op.header, sizeof(op.header), header_tag(comm, seq), &param));
+  op.header_send.start_send(session, ch_->ep(), op.header, sizeof(op.header), header_tag(comm, seq));
   if (item.header.payload_bytes != 0)
-    op.payload_send.start_send(
-        session, ch_->api().tag_send_nbx(ch_->ep(), item.data, item.header.payload_bytes, payload_tag(comm, seq), &param));
+    op.payload_send.start_send(session, ch_->ep(), item.data, item.header.payload_bytes, payload_tag(comm, seq));
   *slot = s;
   if (Status st = check(op); !st.ok()) {
     pool_.release(s);
@@ -69,7 +58,14 @@ Status UcxSendComm::test(int slot, bool* done) {
   if (!op.done) {
     ch_->progress();
     if (Status st = check(op); !st.ok()) return st;
-    if (!op.done && !ch_->peer_alive()) return error_ = Status::Remote(ch_->failure_text() + " before a send completed");
+    if (!op.done && !ch_->peer_alive()) {
+      for (int round = 0; round < kMaxSettleRounds && !op.done; ++round) {
+        const unsigned events = ch_->progress();
+        if (Status st = check(op); !st.ok()) return st;
+        if (events == 0) break;
+      }
+      if (!op.done) return error_ = Status::Remote(ch_->failure_text() + " before a send completed");
+    }
   }
   *done = op.done;
   return Status::Ok();
