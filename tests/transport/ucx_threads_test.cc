@@ -17,8 +17,12 @@ using testutil::Pair;
 
 constexpr int kMessages = 300;
 
-std::size_t size_of(int m) { return static_cast<std::size_t>((m * 7919) % (192 * 1024)) + static_cast<std::size_t>(m % 3); }
-uint8_t byte_of(int pair, int m, std::size_t i) { return static_cast<uint8_t>(i * 31 + static_cast<std::size_t>(m) * 7 + pair); }
+std::size_t size_of(int m) {
+  return static_cast<std::size_t>((m * 7919) % (192 * 1024)) + static_cast<std::size_t>(m % 3);
+}
+uint8_t byte_of(int pair, int m, std::size_t i) {
+  return static_cast<uint8_t>(i * 31 + static_cast<std::size_t>(m) * 7 + pair);
+}
 
 // Sends kMessages with 8 in flight; returns "" or what went wrong.
 std::string send_side(SendComm& s, int pair) {
@@ -31,7 +35,8 @@ std::string send_side(SendComm& s, int pair) {
     while (posted < kMessages && posted - done < 8) {
       bufs[posted].resize(size_of(posted));
       for (std::size_t i = 0; i < bufs[posted].size(); ++i) bufs[posted][i] = byte_of(pair, posted, i);
-      SendItem it{{posted % 5, PayloadKind::kRaw, bufs[posted].size(), bufs[posted].size()}, bufs[posted].data(), nullptr};
+      SendItem it{
+          {posted % 5, PayloadKind::kRaw, bufs[posted].size(), bufs[posted].size()}, bufs[posted].data(), nullptr};
       if (Status st = s.post(it, &slots[posted]); !st.ok()) return st.message();
       if (slots[posted] < 0) break;
       ++posted;
@@ -67,7 +72,8 @@ std::string recv_side(RecvComm& r, int pair) {
     if (!ok) continue;
     if (got[0].header.original_bytes != size_of(done)) return "message " + std::to_string(done) + " has the wrong size";
     for (std::size_t i = 0; i < size_of(done); ++i)
-      if (bufs[done][i] != byte_of(pair, done, i)) return "message " + std::to_string(done) + " is corrupt at byte " + std::to_string(i);
+      if (bufs[done][i] != byte_of(pair, done, i))
+        return "message " + std::to_string(done) + " is corrupt at byte " + std::to_string(i);
     r.release(slots[done]);
     ++done;
   }

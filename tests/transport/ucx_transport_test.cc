@@ -25,7 +25,9 @@ namespace {
 using testutil::Pair;
 using testutil::ScopedEnv;
 
-uint8_t pattern(std::size_t msg, std::size_t i) { return static_cast<uint8_t>((i * 131u + msg * 7u + (i >> 12)) ^ 0x5a); }
+uint8_t pattern(std::size_t msg, std::size_t i) {
+  return static_cast<uint8_t>((i * 131u + msg * 7u + (i >> 12)) ^ 0x5a);
+}
 
 // A transport over UCX_TLS=<param>, without comms (so forking leaves the child a usable UCX).
 class UcxLoopback : public ::testing::TestWithParam<const char*> {
@@ -68,8 +70,8 @@ TEST_P(UcxTransfer, DeviceIsTruthful) {
 
 // Sizes 0..4 MiB and odd ones, 8 in flight, posted capacities larger than what arrives.
 TEST_P(UcxTransfer, ManySizesEightInFlight) {
-  std::vector<std::size_t> sizes = {0, 1, 3, 7, 31, 255, 1000, 4095, 4097, 8191, 65537, 1u << 20, (1u << 20) + 17,
-                                    (4u << 20) - 1, 4u << 20};
+  std::vector<std::size_t> sizes = {
+      0, 1, 3, 7, 31, 255, 1000, 4095, 4097, 8191, 65537, 1u << 20, (1u << 20) + 17, (4u << 20) - 1, 4u << 20};
   for (std::size_t k = 13; k <= 21; k += 2) sizes.push_back(std::size_t{1} << k);
   std::vector<std::vector<uint8_t>> out(sizes.size()), in(sizes.size());
   for (std::size_t m = 0; m < sizes.size(); ++m) {
@@ -242,7 +244,8 @@ TEST_P(UcxLoopback, ConnectToClosedListenerFails) {
   std::unique_ptr<SendComm> s;
   Status st;
   auto t0 = std::chrono::steady_clock::now();
-  while (st.ok() && !s && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) st = t_->connect(0, handle, &s);
+  while (st.ok() && !s && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+    st = t_->connect(0, handle, &s);
   EXPECT_FALSE(st.ok()) << "connect to a closed listener must fail, not spin";
   EXPECT_EQ(s, nullptr);
 }

@@ -1,11 +1,12 @@
 // What the UCX transport reads from peers before UCX does: the set-up hello (checked field by
 // field, fed in any chunking), and the tag layout that keeps comms sharing a worker apart.
+#include "transport/ucx/ucx_wire.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "transport/tcp/wire.h"
-#include "transport/ucx/ucx_wire.h"
 
 namespace squeeze::transport::ucx {
 namespace {
@@ -60,7 +61,8 @@ TEST(UcxHello, BadFieldsAreNamed) {
   tcp::put_u32(m.data() + 16, static_cast<uint32_t>(kMaxWorkerAddressBytes + 1));
   check(m, "address length");
   HelloReader c(kConnectMagic, 5, false);
-  EXPECT_NE(feed_all(c, encode_hello(kConnectMagic, 5, 0, addr), 64).find("unexpected worker address"), std::string::npos);
+  EXPECT_NE(feed_all(c, encode_hello(kConnectMagic, 5, 0, addr), 64).find("unexpected worker address"),
+            std::string::npos);
 }
 
 TEST(UcxHello, NeverTakesMoreThanAnnounced) {

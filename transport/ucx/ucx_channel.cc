@@ -145,8 +145,10 @@ bool Channel::peer_alive() {
   next_check_ = now + kLivenessPeriod;
   uint8_t b;
   ssize_t n = ::recv(socket_.get(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0) socket_failure_ = "closed its set-up socket (the process exited or was killed)";
-  else if (n > 0) socket_failure_ = "sent unexpected bytes on its set-up socket";
+  if (n == 0)
+    socket_failure_ = "closed its set-up socket (the process exited or was killed)";
+  else if (n > 0)
+    socket_failure_ = "sent unexpected bytes on its set-up socket";
   else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
     socket_failure_ = "set-up socket failed: " + tcp::errno_str(errno);
   return socket_failure_.empty();
@@ -154,7 +156,8 @@ bool Channel::peer_alive() {
 
 std::string Channel::failure_text() const {
   ucs_status_t f = ep_state_->failure.load();
-  if (f != UCS_OK) return "UCX reports the connection with " + peer_ + " failed (" + session_->lib().status_str(f) + ")";
+  if (f != UCS_OK)
+    return "UCX reports the connection with " + peer_ + " failed (" + session_->lib().status_str(f) + ")";
   return "the peer " + peer_ + " " + socket_failure_;
 }
 

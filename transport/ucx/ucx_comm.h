@@ -114,11 +114,11 @@ class UcxRecvComm final : public RecvComm {
   };
   static constexpr int kHeaderSlots = kMaxRequests * kMaxRecvs;
 
-  bool advance(Status* err);        // handles every arrived header, in order; true if any
+  bool advance(Status* err);  // handles every arrived header, in order; true if any
   Status on_header(uint32_t seq, const MessageHeader& h);
-  Status post_headers();            // one header receive per expected message
+  void post_headers();  // one header receive per expected message
   bool check_payloads(Op& op, Status* err);
-  Status settle(Op& op);            // progress + advance until op is done or nothing moves
+  Status settle(Op& op);  // progress + advance until op is done or nothing moves
 
   std::unique_ptr<Channel> ch_;
   SlotPool<Op, kMaxRequests> pool_;

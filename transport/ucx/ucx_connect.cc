@@ -27,12 +27,15 @@ Connecting* stage_of(void* handle) {
   std::memcpy(&c, static_cast<uint8_t*>(handle) + kHandleStageOffset, sizeof(c));
   return c;
 }
-void set_stage(void* handle, Connecting* c) { std::memcpy(static_cast<uint8_t*>(handle) + kHandleStageOffset, &c, sizeof(c)); }
+void set_stage(void* handle, Connecting* c) {
+  std::memcpy(static_cast<uint8_t*>(handle) + kHandleStageOffset, &c, sizeof(c));
+}
 
 Status start(const uint8_t* h, std::unique_ptr<Connecting>* out) {
   auto c = std::make_unique<Connecting>();
   uint32_t len = tcp::get_u32(h + kHandleAddrLenOffset);
-  if (len == 0 || len > kHandleAddrMax) return Status::Usage("connect: UCX handle has a bad address length " + std::to_string(len));
+  if (len == 0 || len > kHandleAddrMax)
+    return Status::Usage("connect: UCX handle has a bad address length " + std::to_string(len));
   std::memcpy(&c->peer.storage, h + kHandleAddrOffset, len);
   c->peer.len = len;
   const uint64_t nonce = tcp::get_u64(h + kHandleNonceOffset);
@@ -41,7 +44,8 @@ Status start(const uint8_t* h, std::unique_ptr<Connecting>* out) {
   if (!c->fd.valid()) return Status::System("socket(): " + tcp::errno_str(errno));
   if (Status s = tcp::configure_data_socket(c->fd.get()); !s.ok()) return s;
   int r = ::connect(c->fd.get(), reinterpret_cast<const sockaddr*>(&c->peer.storage), c->peer.len);
-  if (r != 0 && errno != EINPROGRESS) return Status::Remote("connect to " + c->peer.str() + ": " + tcp::errno_str(errno));
+  if (r != 0 && errno != EINPROGRESS)
+    return Status::Remote("connect to " + c->peer.str() + ": " + tcp::errno_str(errno));
   c->hello = encode_hello(kConnectMagic, nonce, 0, {});
   *out = std::move(c);
   return Status::Ok();

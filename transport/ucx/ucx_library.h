@@ -17,26 +17,25 @@ constexpr const char* kLibraryEnv = "SQUEEZE_UCX_LIBRARY";
 
 // The functions we call, as (member, exported symbol). Names that ucp.h defines as inline
 // wrappers (ucp_init -> ucp_init_version) are listed by their real exported symbol.
-#define SQUEEZE_UCX_FUNCTIONS(X)                      \
-  X(get_version, ucp_get_version)                     \
-  X(config_read, ucp_config_read)                     \
-  X(config_release, ucp_config_release)               \
-  X(init_version, ucp_init_version)                   \
-  X(cleanup, ucp_cleanup)                             \
-  X(worker_create, ucp_worker_create)                 \
-  X(worker_destroy, ucp_worker_destroy)               \
-  X(worker_get_address, ucp_worker_get_address)       \
+#define SQUEEZE_UCX_FUNCTIONS(X)                        \
+  X(get_version, ucp_get_version)                       \
+  X(config_read, ucp_config_read)                       \
+  X(config_release, ucp_config_release)                 \
+  X(init_version, ucp_init_version)                     \
+  X(cleanup, ucp_cleanup)                               \
+  X(worker_create, ucp_worker_create)                   \
+  X(worker_destroy, ucp_worker_destroy)                 \
+  X(worker_get_address, ucp_worker_get_address)         \
   X(worker_release_address, ucp_worker_release_address) \
-  X(worker_progress, ucp_worker_progress)             \
-  X(ep_flush_nbx, ucp_ep_flush_nbx)                   \
-  X(ep_create, ucp_ep_create)                         \
-  X(ep_close_nbx, ucp_ep_close_nbx)                   \
-  X(tag_send_nbx, ucp_tag_send_nbx)                   \
-  X(tag_recv_nbx, ucp_tag_recv_nbx)                   \
-  X(tag_recv_request_test, ucp_tag_recv_request_test) \
-  X(request_check_status, ucp_request_check_status)   \
-  X(request_cancel, ucp_request_cancel)               \
-  X(request_free, ucp_request_free)                   \
+  X(worker_progress, ucp_worker_progress)               \
+  X(ep_flush_nbx, ucp_ep_flush_nbx)                     \
+  X(ep_create, ucp_ep_create)                           \
+  X(ep_close_nbx, ucp_ep_close_nbx)                     \
+  X(tag_send_nbx, ucp_tag_send_nbx)                     \
+  X(tag_recv_nbx, ucp_tag_recv_nbx)                     \
+  X(request_check_status, ucp_request_check_status)     \
+  X(request_cancel, ucp_request_cancel)                 \
+  X(request_free, ucp_request_free)                     \
   X(status_string, ucs_status_string)
 
 struct Api {

@@ -65,7 +65,8 @@ Status UcxListener::step(Pending& p, bool* drop, std::unique_ptr<RecvComm>* comm
     return Status::Ok();
   }
   if (p.sent == p.reply.size())
-    *comm = std::make_unique<UcxRecvComm>(std::make_unique<Channel>(std::move(p.session), std::move(p.fd), peer, p.comm_id));
+    *comm = std::make_unique<UcxRecvComm>(
+        std::make_unique<Channel>(std::move(p.session), std::move(p.fd), peer, p.comm_id));
   return Status::Ok();
 }
 

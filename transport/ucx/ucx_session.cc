@@ -18,7 +18,8 @@ Status Session::create(std::shared_ptr<const Library> lib, std::shared_ptr<Sessi
   s->pid_ = getpid();
   ucp_config_t* raw = nullptr;
   ucs_status_t st = api.config_read(nullptr, nullptr, &raw);  // UCX_* from the environment
-  if (st != UCS_OK) return Status::System("UCX " + version + " cannot read its configuration: " + s->lib_->status_str(st));
+  if (st != UCS_OK)
+    return Status::System("UCX " + version + " cannot read its configuration: " + s->lib_->status_str(st));
   std::unique_ptr<ucp_config_t, ConfigDeleter> config(raw, ConfigDeleter{&api});
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
@@ -66,8 +67,7 @@ Session::~Session() {
 Status SessionSource::acquire(std::shared_ptr<Session>* out) {
   std::lock_guard<std::mutex> lock(mu_);
   if (std::shared_ptr<Session> s = live_.lock()) {
-    if (!s->usable())
-      return Status::Usage("UCX was in use when this process was forked; a forked child cannot use it");
+    if (!s->usable()) return Status::Usage("UCX was in use when this process was forked; a forked child cannot use it");
     *out = std::move(s);
     return Status::Ok();
   }

@@ -11,7 +11,8 @@ using tcp::get_u64;
 using tcp::put_u32;
 using tcp::put_u64;
 
-std::vector<uint8_t> encode_hello(uint32_t magic, uint64_t nonce, uint32_t comm_id, const std::vector<uint8_t>& address) {
+std::vector<uint8_t> encode_hello(uint32_t magic, uint64_t nonce, uint32_t comm_id,
+                                  const std::vector<uint8_t>& address) {
   std::vector<uint8_t> out(kHelloFixedBytes + address.size());
   put_u32(out.data(), magic);
   put_u32(out.data() + 4, kWireVersion);
@@ -40,7 +41,8 @@ std::string HelloReader::feed(const uint8_t* data, std::size_t n) {
   if (!with_address_ && comm != 0) return "unexpected comm id " + std::to_string(comm);
   if (with_address_ && comm == 0) return "comm id 0";
   if (with_address_ && (len == 0 || len > kMaxWorkerAddressBytes))
-    return "worker address length " + std::to_string(len) + " outside (0, " + std::to_string(kMaxWorkerAddressBytes) + "]";
+    return "worker address length " + std::to_string(len) + " outside (0, " + std::to_string(kMaxWorkerAddressBytes) +
+           "]";
   fixed_ok_ = true;
   need_ = kHelloFixedBytes + len;
   buf_.reserve(need_);
