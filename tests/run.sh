@@ -36,7 +36,7 @@ if [[ ${SQUEEZE_TEST_SANITIZE:-1} != 0 ]]; then
     && cmake --build build-asan -j "$JOBS" || { echo "sanitizer build failed"; exit 1; }
   echo "=== tests under ASan+UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    SQUEEZE_UNDER_SANITIZER=1 run_ctest build-asan asan
+    LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp SQUEEZE_UNDER_SANITIZER=1 run_ctest build-asan asan
 fi
 
 FUZZ_SECONDS=${SQUEEZE_FUZZ_SECONDS:-30}
