@@ -8,6 +8,8 @@
 // metadata path (describe + decide), with every message raw.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+
+#include <cstdlib>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,12 @@
 #include "perf/plugin_net.h"
 
 namespace {
+
+// The transport the plugin was asked for (the plugin logs which one it chose and why).
+const char* transport_choice() {
+  const char* t = getenv("SQUEEZE_TRANSPORT");
+  return t != nullptr && *t != '\0' ? t : "auto";
+}
 
 using squeeze::perf::PluginNet;
 using Clock = std::chrono::steady_clock;
@@ -189,8 +197,8 @@ int run(const Options& o) {
   setsockopt(l.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
   if (parent && !o.json) {
-    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight) vs plain blocking TCP socket, %s, policy %s\n",
-           o.ifname.c_str(), o.policy.c_str());
+    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight, SQUEEZE_TRANSPORT=%s) vs plain blocking TCP socket, %s, policy %s\n",
+           transport_choice(), o.ifname.c_str(), o.policy.c_str());
     printf("%12s %12s %12s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s", "ratio", "squeeze us",
            "socket us", "lat x");
   }
@@ -208,9 +216,9 @@ int run(const Options& o) {
       printf("%12zu %12.3f %12.3f %8.3f %12.2f %12.2f %8.3f\n", size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat,
              plat > 0 ? plat / slat : 0.0);
     printf(
-        "{\"bench\":\"transport\",\"transport\":\"tcp\",\"ifname\":\"%s\",\"size\":%zu,\"squeeze_GBps\":%.4f,"
+        "{\"bench\":\"transport\",\"transport\":\"%s\",\"ifname\":\"%s\",\"size\":%zu,\"squeeze_GBps\":%.4f,"
         "\"socket_GBps\":%.4f,\"bw_ratio\":%.4f,\"squeeze_lat_us\":%.3f,\"socket_lat_us\":%.3f,\"lat_ratio\":%.4f}\n",
-        o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
+        transport_choice(), o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
     fflush(stdout);
   }
   close(l.fd);
