@@ -8,8 +8,6 @@
 // metadata path (describe + decide), with every message raw.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-
-#include <cstdlib>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
