@@ -1,6 +1,8 @@
 // Picks the transport: SQUEEZE_TRANSPORT=auto|ib|ucx|tcp. With auto: verbs when a usable
-// RDMA device exists, else UCX when its libraries load, else TCP. Every choice comes with a
-// sentence that says why, for the INFO log.
+// RDMA device exists; else UCX when its libraries load and the machine has an RDMA device
+// (one verbs could not use); else TCP (where UCX could only run over TCP, our TCP transport
+// is the faster of the two). Every choice comes with a sentence that says why, for the INFO
+// log.
 #pragma once
 
 #include <memory>
