@@ -241,8 +241,10 @@ TEST(Paths, BuildTreeExecutableFindsThePluginAndTheSourcesBesideIt) {
 }
 
 TEST(Bound, GroupedSendRecvIsDecidedAsSend) {
-  auto dlrm = load("config/dlrm-alltoall.json");  // matches "alltoall" only
-  EXPECT_EQ(bound_for(dlrm.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 18, 2, true).kind, Bound::Kind::kExact);
+  // Both match "send"/"recv" too, because grouped ncclSend/ncclRecv is how PyTorch's
+  // all_to_all_single and nccl-tests' alltoall_perf reach the plugin.
+  auto dlrm = load("config/dlrm-alltoall.json");
+  EXPECT_EQ(bound_for(dlrm.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 18, 2, true).kind, Bound::Kind::kRel);
   auto q = load("perf/nccl/policies/quantize.json");  // alltoall, send and recv
   EXPECT_EQ(bound_for(q.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 18, 2, true).kind, Bound::Kind::kRel);
 }
