@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
 #include "perf/collective/data.h"
+#include "perf/common/cli_args.h"
 #include "perf/common/traffic_gen.h"
 
 namespace squeeze::perf {
@@ -53,37 +55,17 @@ Output:
 }
 
 long parse_int(const std::string& opt, const std::string& v, long lo, long hi) {
-  char* end = nullptr;
-  long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || x < lo || x > hi)
-    fail(opt + " '" + v + "': expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return x;
+  std::optional<long> x = parse_long_in(v, lo, hi);
+  if (!x) fail(opt + " '" + v + "': expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return *x;
 }
 
 void check_data(const std::string& opt, const std::string& name) {
-  std::string names;
-  for (const auto& n : traffic_names()) {
-    if (n == name) return;
-    names += (names.empty() ? "" : ", ") + n;
-  }
-  fail(opt + " '" + name + "': unknown data set (known: " + names + ")");
+  std::string known;
+  if (!known_data_set(name, &known)) fail(opt + " '" + name + "': unknown data set (known: " + known + ")");
 }
 
 }  // namespace
-
-bool parse_bytes(const std::string& s, std::size_t* out) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end == s.c_str() || v < 0) return false;
-  std::string unit = end;
-  double m = 1;
-  if (unit == "K" || unit == "KiB" || unit == "k") m = 1024.0;
-  else if (unit == "M" || unit == "MiB") m = 1048576.0;
-  else if (unit == "G" || unit == "GiB") m = 1073741824.0;
-  else if (!unit.empty() && unit != "B") return false;
-  *out = static_cast<std::size_t>(v * m);
-  return true;
-}
 
 Options parse_options(int argc, char** argv) {
   Options o;

@@ -40,7 +40,4 @@ struct Options {
 // the usage to stderr and exits 2.
 Options parse_options(int argc, char** argv);
 
-// "4K", "1M", "1MiB", "2G", or plain bytes.
-bool parse_bytes(const std::string& s, std::size_t* out);
-
 }  // namespace squeeze::perf

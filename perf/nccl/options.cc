@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "perf/collective/data.h"
+#include "perf/common/cli_args.h"
 #include "perf/common/traffic_gen.h"
 #include "perf/nccl/paths.h"
 
@@ -63,35 +65,14 @@ Output:
 }
 
 long parse_int(const std::string& opt, const std::string& v, long lo, long hi) {
-  char* end = nullptr;
-  long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || x < lo || x > hi)
-    fail(opt + " '" + v + "': expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return x;
+  std::optional<long> x = parse_long_in(v, lo, hi);
+  if (!x) fail(opt + " '" + v + "': expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return *x;
 }
 
 void check_data(const std::string& opt, const std::string& name) {
-  std::string names;
-  for (const auto& n : traffic_names()) {
-    if (n == name) return;
-    names += (names.empty() ? "" : ", ") + n;
-  }
-  fail(opt + " '" + name + "': unknown data set (known: " + names + ")");
-}
-
-// "4K", "1M", "1MiB", "2G", or plain bytes.
-bool parse_bytes(const std::string& s, std::size_t* out) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end == s.c_str() || !(v >= 0) || v > 1e15) return false;
-  const std::string unit = end;
-  double m = 1;
-  if (unit == "K" || unit == "KiB" || unit == "k") m = 1024.0;
-  else if (unit == "M" || unit == "MiB") m = 1048576.0;
-  else if (unit == "G" || unit == "GiB") m = 1073741824.0;
-  else if (!unit.empty() && unit != "B") return false;
-  *out = static_cast<std::size_t>(v * m);
-  return true;
+  std::string known;
+  if (!known_data_set(name, &known)) fail(opt + " '" + name + "': unknown data set (known: " + known + ")");
 }
 
 std::vector<int> parse_gpus(const std::string& v) {
