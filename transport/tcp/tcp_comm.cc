@@ -1,5 +1,6 @@
 #include "transport/tcp/tcp_comm.h"
 
+#include "transport/recv_match.h"
 #include "transport/tcp/tcp_info.h"
 
 #include <algorithm>
@@ -113,23 +114,10 @@ Status TcpRecvComm::on_header() {
   cur_slot_ = ring_.order().front();
   Op& op = ring_.at(cur_slot_);
   int idx = -1;
-  for (int i = 0; i < op.n; ++i) {
-    if (!op.matched[i] && op.items[i].tag == h.tag) {
-      idx = i;
-      break;
-    }
-  }
-  if (idx < 0) {
-    std::string tags;
-    for (int i = 0; i < op.n; ++i) tags += (i ? "," : "") + std::to_string(op.items[i].tag);
-    return Status::Remote("message from " + peer_ + " has tag " + std::to_string(h.tag) +
-                          " but the posted receive expects tags {" + tags + "}");
-  }
+  const auto n = static_cast<std::size_t>(op.n);
+  Status st = match_recv_item({op.items.data(), n}, {op.matched.data(), n}, h, peer_, &idx);
+  if (!st.ok()) return st;
   const RecvItem& it = op.items[idx];
-  if (h.original_bytes > it.capacity)
-    return Status::Remote("message from " + peer_ + " of " + std::to_string(h.original_bytes) +
-                          " bytes exceeds the posted receive of " + std::to_string(it.capacity) + " bytes (tag " +
-                          std::to_string(h.tag) + ")");
   op.matched[idx] = true;
   op.headers[idx] = h;
   if (h.kind == PayloadKind::kRaw) {

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "transport/recv_match.h"
 #include "transport/ucx/ucx_comm.h"
 #include "transport/ucx/ucx_wire.h"
 
@@ -95,23 +96,10 @@ Status UcxRecvComm::on_header(uint32_t seq, const MessageHeader& h) {
   const int s = matching_.front();
   Op& op = pool_.at(s);
   int idx = -1;
-  for (int i = 0; i < op.n; ++i) {
-    if (!op.matched[i] && op.items[i].tag == h.tag) {
-      idx = i;
-      break;
-    }
-  }
-  if (idx < 0) {
-    std::string tags;
-    for (int i = 0; i < op.n; ++i) tags += (i ? "," : "") + std::to_string(op.items[i].tag);
-    return Status::Remote("message from " + ch_->peer() + " has tag " + std::to_string(h.tag) +
-                          " but the posted receive expects tags {" + tags + "}");
-  }
+  const auto n = static_cast<std::size_t>(op.n);
+  Status bad = match_recv_item({op.items.data(), n}, {op.matched.data(), n}, h, ch_->peer(), &idx);
+  if (!bad.ok()) return bad;
   const RecvItem& it = op.items[idx];
-  if (h.original_bytes > it.capacity)
-    return Status::Remote("message from " + ch_->peer() + " of " + std::to_string(h.original_bytes) +
-                          " bytes exceeds the posted receive of " + std::to_string(it.capacity) + " bytes (tag " +
-                          std::to_string(h.tag) + ")");
   uint8_t* dst = static_cast<uint8_t*>(it.data);
   if (h.kind == PayloadKind::kFrame) {
     if (h.payload_bytes > it.capacity + kFrameSlack)
