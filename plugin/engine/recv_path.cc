@@ -32,9 +32,11 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   if (c->free.empty()) return kNcclSuccess;
   std::array<transport::RecvItem, transport::kMaxRecvs> items;
   std::array<uint8_t*, transport::kMaxRecvs> stage{};  // GPU staging: where item i lands in its mirror
+  std::array<int, transport::kMaxRecvs> types{};       // NCCL_PTR_* of each destination
   for (int i = 0; i < n; ++i) {
     const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
     if (mr != nullptr && mr->mirror != nullptr) SQ_CHECK_STATUS(gpu_stage_address(*mr, data[i], sizes[i], &stage[i]));
+    types[i] = mr != nullptr ? mr->type : nccl::kPtrHost;
     items[i] = {tags[i], stage[i] != nullptr ? stage[i] : data[i], sizes[i], mr != nullptr ? mr->reg.get() : nullptr};
   }
   int slot = -1;
@@ -59,9 +61,8 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
     r.gpu |= stage[i] != nullptr;
     r.dst[i] = data[i];
     r.cap[i] = sizes[i];
-    const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
-    r.dst_type[i] = mr != nullptr ? mr->type : nccl::kPtrHost;
   }
+  r.dst_type = types;
   resolve_comm_name(*c);
   policy::MessageMeta m = describe_message(*c, r, mhandles ? static_cast<const MemRegion*>(mhandles[0]) : nullptr,
                                            sizes[0], phandles ? phandles[0] : nullptr, false);
