@@ -6,8 +6,11 @@
 # collective and size, as a table and as JSON lines. Needs root, ip and tc (iproute2), python3.
 # Everything it creates is removed on exit, Ctrl-C or kill.
 #
-#   perf/link_emu.sh [--rates "1 10 25"] [--latency 20ms] [--min 1M] [--max 16M] [--iters 5] [--warmup 1]
-#                    [--policy FILE] [--collective both] [--bin PATH] [--json] [-- squeeze-perf args]
+#   perf/link_emu.sh [--rates "1 10 25"] [--latency 20ms] [--min 1M] [--max 16M] [--iters 5] [--warmup 5]
+#                    [--policy FILE] [--collective both] [--bin PATH] [--json] [--logs DIR]
+#                    [-- squeeze-perf args]
+#
+# --logs DIR keeps each rank's stderr (the plugin's NCCL_DEBUG log) as DIR/<Gbit/s>-<run>-rank<r>.log.
 #
 # Addresses: 198.18.0.1/30 and 198.18.0.2/30 (RFC 2544 benchmarking range); the only traffic
 # is between the two namespaces.
@@ -15,10 +18,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-rates="1 10 25"; latency=20ms; min=1M; max=16M; iters=5; warmup=1; policy=""; collective=both; json=0
+rates="1 10 25"; latency=20ms; min=1M; max=16M; iters=5; warmup=5; policy=""; collective=both; json=0; logs=
 bin=${SQUEEZE_PERF:-$root/build/perf/squeeze-perf}
 extra=()
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
 while (($#)); do
   case $1 in
     --rates) rates=$2; shift 2 ;;
@@ -31,6 +34,7 @@ while (($#)); do
     --collective) collective=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --json) json=1; shift ;;
+    --logs) logs=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "link_emu.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -47,6 +51,10 @@ for r in $rates; do [[ $r =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--rates: '$r' is not
 if [[ -n $policy ]]; then
   [[ -r $policy ]] || die "--policy $policy: not readable"
   policy=$(cd "$(dirname "$policy")" && pwd)/$(basename "$policy")
+fi
+if [[ -n $logs ]]; then
+  mkdir -p "$logs" || die "--logs $logs: cannot create it"
+  logs=$(cd "$logs" && pwd)
 fi
 off_policy=$root/config/off.json
 [[ -r $off_policy ]] || die "$off_policy is missing (the raw run's policy)"
@@ -116,6 +124,10 @@ run_pair() {
   wait "$p0" || rc=$?
   wait "$p1" || rc=$?
   pids=()
+  if [[ -n $logs ]]; then
+    cp "$out.err0" "$logs/$gbit-$label-rank0.log"
+    cp "$out.err1" "$logs/$gbit-$label-rank1.log"
+  fi
   if ((rc)); then
     echo "link_emu.sh: squeeze-perf ($label) failed:" >&2
     cat "$out.err0" "$out.err1" >&2

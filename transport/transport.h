@@ -86,6 +86,12 @@ struct Received {
   std::span<const uint8_t> staged;  // the frame, when header.kind == kFrame
 };
 
+struct LinkSample {
+  double bytes_per_s = 0;
+  bool lower_bound = false;  // the sender was not keeping the link busy: the link can do at least this
+  bool fresh = false;        // taken since the previous call (false: the same sample again)
+};
+
 class SendComm {
  public:
   virtual ~SendComm() = default;
@@ -101,12 +107,10 @@ class SendComm {
   virtual Status test(int slot, bool* done) = 0;
   // Returns a completed slot to the pool.
   virtual void release(int slot) = 0;
-  // The link's most recent delivery rate in bytes/s as the transport measures it (TCP: the
-  // kernel's rate sampler). *lower_bound: the sender was not keeping the link busy, so the
-  // link can do at least this. False when the transport cannot tell.
-  virtual bool link_rate(double* bytes_per_s, bool* lower_bound) {
-    (void)bytes_per_s;
-    (void)lower_bound;
+  // The link's most recent delivery rate as the transport measures it (TCP: the kernel's
+  // rate sampler). False when the transport cannot tell.
+  virtual bool link_rate(LinkSample* sample) {
+    (void)sample;
     return false;
   }
 };

@@ -32,7 +32,7 @@ Work:
   -e, --max BYTES          largest size per rank (default 16M)
   -f, --factor F           size multiplier (default 4)
   --iters N                timed iterations per size (default 5)
-  --warmup N               untimed iterations first (default 1)
+  --warmup N               untimed iterations first (default 5, as nccl-tests)
   --data NAME              data set for both collectives; or --ar-data / --a2a-data
                            (defaults: gradients for all-reduce, embeddings for all-to-all)
   --dtype T                float32 | bfloat16 | float16 (default float32); passed to the

@@ -21,7 +21,7 @@ struct Options {
   bool do_allreduce = true, do_alltoall = true;
   std::size_t min_bytes = 1u << 20, max_bytes = 16u << 20;
   std::size_t step_factor = 4;  // sizes multiply by this (nccl-tests -f)
-  int iters = 5, warmup = 1;
+  int iters = 5, warmup = 5;  // warmup: nccl-tests' default (-w 5)
   std::string ar_data = "gradients", a2a_data = "embeddings";
   compress::Dtype dtype = compress::Dtype::kFloat32;
   std::string dtype_name = "float32";

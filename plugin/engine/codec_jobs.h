@@ -13,7 +13,7 @@ namespace squeeze::plugin {
 // worker would cost more than the codec.
 inline constexpr std::size_t kInlineCodecBytes = 64 * 1024;
 // Bytes between two measurements of the link's delivery rate.
-inline constexpr uint64_t kLinkSampleBytes = 1u << 20;
+inline constexpr uint64_t kLinkSampleBytes = 256u << 10;
 
 // Encodes r->data into r->frame (frame_bytes, encode_ns).
 void run_encode_job(void* request) noexcept;

@@ -17,18 +17,42 @@ double PaysController::speedup_locked(const CodecState& s) const {
   return std::min({s.ratio, w * s.enc / link_, w * dec / link_});
 }
 
-bool PaysController::should_compress(compress::CodecId codec) {
+bool PaysController::should_compress(compress::CodecId codec, std::optional<View>* switched) {
   if (!cfg_.enabled) return true;
   std::lock_guard<std::mutex> lock(mu_);
   CodecState& s = codecs_[idx(codec)];
-  if (link_samples_ == 0) return false;  // raw until the link is measured (raw traffic measures it)
-  if (s.samples < cfg_.warmup) return true;
+  if (link_samples_ < cfg_.link_warmup) return false;  // raw until the link is measured (raw traffic measures it)
+  if (s.samples < cfg_.warmup) {
+    // Up to 8 messages are in flight, and a sample arrives only when its encode is done: start
+    // `warmup` encodes, then send raw until they report (with a try every probe_every
+    // messages, so an encode that never reports cannot leave the codec unmeasured).
+    if (s.started < cfg_.warmup) {
+      ++s.started;
+      return true;
+    }
+    if (++s.since_probe >= cfg_.probe_every) {
+      s.since_probe = 0;
+      return true;
+    }
+    return false;
+  }
   double sp = speedup_locked(s);
+  const bool was = s.compressing;
   if (s.compressing && sp < cfg_.stop_below) s.compressing = false;
   else if (!s.compressing && sp > cfg_.start_above) s.compressing = true;
-  if (s.compressing) return true;
-  if (++s.since_probe >= cfg_.probe_every) {
+  if (switched != nullptr && s.compressing != was) *switched = view_locked(s);
+  if (s.compressing) {
+    s.probe_interval = cfg_.probe_every;
+    return true;
+  }
+  // While bypassing, a probe keeps the codec's estimates fresh. The raw traffic keeps the link's
+  // fresh by itself, and each probe costs a full encode where a raw send is nearly free (on
+  // loopback one probe in 32 cost 7% of the throughput), so the interval doubles with each
+  // probe while bypassing lasts, up to probe_max.
+  if (s.probe_interval == 0) s.probe_interval = cfg_.probe_every;
+  if (++s.since_probe >= s.probe_interval) {
     s.since_probe = 0;
+    s.probe_interval = std::min(2 * s.probe_interval, std::max(cfg_.probe_max, cfg_.probe_every));
     return true;
   }
   return false;
@@ -55,22 +79,45 @@ void PaysController::record_decode(compress::CodecId codec, uint64_t bytes_out, 
 void PaysController::record_link(uint64_t wire_bytes, double busy_seconds) {
   if (wire_bytes == 0 || busy_seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  link_ = ewma(link_, static_cast<double>(wire_bytes) / busy_seconds, link_samples_);
-  ++link_samples_;
+  add_saturated_locked(static_cast<double>(wire_bytes) / busy_seconds);
 }
 
 void PaysController::record_link_rate(double bytes_per_s, bool lower_bound) {
   if (bytes_per_s <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (lower_bound && link_samples_ > 0 && bytes_per_s <= link_) return;
-  link_ = ewma(link_, bytes_per_s, link_samples_);
+  if (!lower_bound) {
+    add_saturated_locked(bytes_per_s);
+    return;
+  }
+  // An application-limited sample covers a short burst. Behind a token bucket (tc tbf, a
+  // cloud NIC's policer) a burst the bucket holds crosses at the wire's speed, far above the
+  // sustained rate: 3.5 GB/s samples behind a 1 Gbit/s tbf were measured. So such samples only
+  // stand in while the link has never been seen saturated, and then only raise the estimate.
+  if (n_saturated_ > 0) return;
+  if (link_samples_ == 0 || bytes_per_s > link_) link_ = bytes_per_s;
   ++link_samples_;
+}
+
+void PaysController::add_saturated_locked(double bytes_per_s) {
+  recent_[n_saturated_ % recent_.size()] = bytes_per_s;
+  ++n_saturated_;
+  ++link_samples_;
+  // The median of the last few: one sample taken while the bucket was full (or while another
+  // flow paused) moves it not at all.
+  const std::size_t n = std::min<std::size_t>(n_saturated_, recent_.size());
+  std::array<double, kRecentLinkSamples> v{};
+  std::copy_n(recent_.begin(), n, v.begin());
+  std::nth_element(v.begin(), v.begin() + n / 2, v.begin() + n);
+  link_ = v[n / 2];
+}
+
+PaysController::View PaysController::view_locked(const CodecState& s) const {
+  return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), s.compressing, s.samples};
 }
 
 PaysController::View PaysController::view(compress::CodecId codec) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const CodecState& s = codecs_[idx(codec)];
-  return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), s.compressing, s.samples};
+  return view_locked(codecs_[idx(codec)]);
 }
 
 }  // namespace squeeze::plugin

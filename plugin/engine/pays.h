@@ -2,16 +2,17 @@
 // averages of the codec's encode and decode speed and ratio (per codec) and of the speed the
 // link actually achieves, and compresses when the pipelined speedup
 //     min(r, W·B_encode / B_link, W·B_decode / B_link)      (W = codec worker threads)
-// is above 1, with hysteresis (start above 1.15, stop below 1.0). Until the link has been
-// measured it sends raw (which measures it); then it compresses `warmup` messages to measure
-// the codec. While bypassing it still compresses one message in `probe_every` to keep its
-// estimates fresh. A pure state machine:
+// is above 1, with hysteresis (start above 1.5, stop below 1.0). Until the link has been
+// measured (link_warmup samples) it sends raw, which measures it; then it compresses `warmup`
+// messages to measure the codec. While bypassing it still compresses a probe now and then
+// to keep its estimates fresh: after probe_every messages, then twice as long each time. A pure state machine:
 // no clocks, no I/O; the engine feeds it measurements.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 
 #include "compress/codec.h"
 
@@ -22,27 +23,36 @@ class PaysController {
   struct Config {
     bool enabled = true;       // false: compress whenever the policy says so
     int workers = 1;
-    double start_above = 1.15;
+    // The model ignores that codecs and the network stack share the CPU, so it flatters
+    // compression; a wrong start costs far more (0.5x on loopback) than a missed marginal gain.
+    double start_above = 1.5;
     double stop_below = 1.0;
-    uint32_t warmup = 4;       // codec samples before the first judgement
-    uint32_t probe_every = 32;
+    uint32_t warmup = 2;       // codec samples before the first judgement
+    uint32_t probe_every = 32;  // the first probe interval of a bypass; it doubles per probe
+    uint32_t probe_max = 1024;  // up to this
+    uint32_t link_warmup = 3;  // link samples before the first judgement
   };
   explicit PaysController(Config c) : cfg_(c) {}
-
-  // True: compress this message. False: send it raw (a bypass).
-  bool should_compress(compress::CodecId codec);
-
-  void record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out, double seconds);
-  void record_decode(compress::CodecId codec, uint64_t bytes_out, double seconds);
-  void record_link(uint64_t wire_bytes, double busy_seconds);
-  // A rate sample; a lower bound (the sender did not fill the link) only ever raises the estimate.
-  void record_link_rate(double bytes_per_s, bool lower_bound);
 
   struct View {
     double encode_Bps, decode_Bps, ratio, link_Bps, speedup;
     bool compressing;
     uint64_t samples;
   };
+
+  // True: compress this message. False: send it raw (a bypass). When this call switched the
+  // codec between compressing and bypassing, *switched (if given) receives the estimates
+  // that decided it, so the caller can log them.
+  bool should_compress(compress::CodecId codec, std::optional<View>* switched = nullptr);
+
+  void record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out, double seconds);
+  void record_decode(compress::CodecId codec, uint64_t bytes_out, double seconds);
+  void record_link(uint64_t wire_bytes, double busy_seconds);
+  // A rate sample. The estimate is the median of the last saturated samples. A lower bound (the
+  // sender did not fill the link) counts only until the first saturated sample, and then only
+  // to raise the estimate.
+  void record_link_rate(double bytes_per_s, bool lower_bound);
+
   View view(compress::CodecId codec) const;
 
  private:
@@ -51,13 +61,20 @@ class PaysController {
     uint64_t samples = 0, dec_samples = 0;
     bool compressing = true;
     uint32_t since_probe = 0;
+    uint32_t started = 0;  // encodes started while measuring the codec
+    uint32_t probe_interval = 0;  // messages between probes now (0: not yet bypassing)
   };
   double speedup_locked(const CodecState& s) const;
+  View view_locked(const CodecState& s) const;
   Config cfg_;
   mutable std::mutex mu_;
   std::array<CodecState, 8> codecs_{};
-  double link_ = 0;  // bytes/s EWMA
+  void add_saturated_locked(double bytes_per_s);
+  static constexpr std::size_t kRecentLinkSamples = 9;
+  double link_ = 0;  // bytes/s: the median of recent_, or the best lower bound before any
   uint64_t link_samples_ = 0;
+  uint64_t n_saturated_ = 0;  // samples taken while the sender kept the link busy
+  std::array<double, kRecentLinkSamples> recent_{};  // the last saturated samples, a ring
 };
 
 }  // namespace squeeze::plugin

@@ -4,6 +4,7 @@
 // isend order, so the receiver's FIFO matching holds whatever the codecs' timing. GPU memory
 // on a staged device goes through gpu_send.cc (copy or GPU encode into the pinned mirror).
 #include <chrono>
+#include <optional>
 
 #include "compress/codec.h"
 #include "plugin/engine/codec_jobs.h"
@@ -72,9 +73,18 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m, bool 
     if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kDtype);
     return;
   }
-  if (!gpu && net.pays() != nullptr && !net.pays()->should_compress(params->codec)) {
-    if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kNotWorthIt);
-    return;
+  if (!gpu && net.pays() != nullptr) {
+    std::optional<PaysController::View> sw;
+    const bool compress = net.pays()->should_compress(params->codec, &sw);
+    if (sw) {
+      SQ_INFO(kSubsysNet, "%s %s: speedup %.2f (ratio %.2f, encode %.3f GB/s, decode %.3f GB/s, link %.3f GB/s)",
+              compress::codec_name(params->codec), sw->compressing ? "pays again, compressing" : "does not pay, sending raw",
+              sw->speedup, sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->link_Bps * 1e-9);
+    }
+    if (!compress) {
+      if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kNotWorthIt);
+      return;
+    }
   }
   r.compress = true;
   r.params = *params;
@@ -241,11 +251,12 @@ void Net::progress_send(SendComm* c) {
 // can inflate.
 void Net::sample_link(SendComm* c) {
   auto now = Clock::now();
-  double rate = 0;
-  bool lower_bound = false;
-  if (c->t->link_rate(&rate, &lower_bound)) {
-    pays_->record_link_rate(rate, lower_bound);
-    SQ_TRACE("link sample: %.3f GB/s%s", rate * 1e-9, lower_bound ? " (application-limited: at least)" : "");
+  transport::LinkSample ls;
+  if (c->t->link_rate(&ls)) {
+    if (ls.fresh) {
+      pays_->record_link_rate(ls.bytes_per_s, ls.lower_bound);
+      SQ_TRACE("link sample: %.3f GB/s%s", ls.bytes_per_s * 1e-9, ls.lower_bound ? " (application-limited: at least)" : "");
+    }
   } else {
     pays_->record_link(c->busy_bytes, std::chrono::duration<double>(now - c->busy_since).count());
   }

@@ -62,23 +62,45 @@ TEST(Describe, PointToPointIgnoresStaleAlgoAndProto) {
 }
 
 TEST(Pays, CompressesWhileLearningThenBypassesAFastLink) {
-  PaysController p({true, 1, 1.15, 1.0, 4, 32});
+  PaysController p({.workers = 1, .warmup = 4, .probe_every = 32, .probe_max = 128, .link_warmup = 3});
   auto q = compress::CodecId::kQuantize;
   EXPECT_FALSE(p.should_compress(q)) << "raw until the link is measured";
   p.record_link_rate(10.0 * (1 << 30), false);  // 10 GB/s link: a 1 GB/s codec cannot keep up
+  p.record_link_rate(10.0 * (1 << 30), false);
+  EXPECT_FALSE(p.should_compress(q)) << "two samples are not yet a measurement";
+  p.record_link_rate(10.0 * (1 << 30), false);
   for (int i = 0; i < 4; ++i) {
     EXPECT_TRUE(p.should_compress(q)) << "the codec is not measured yet";
     p.record_encode(q, 1 << 20, 1 << 18, 1e-3);  // 1 GB/s, ratio 4
   }
   int compressed = 0;
-  for (int i = 0; i < 320; ++i) compressed += p.should_compress(q);
-  EXPECT_EQ(compressed, 10) << "bypass, except one probe in 32";
+  for (int i = 0; i < 32 + 64 + 128; ++i) compressed += p.should_compress(q);
+  EXPECT_EQ(compressed, 3) << "bypass, except probes after 32, 64 and 128 messages";
+  for (int i = 0; i < 128 * 4; ++i) compressed += p.should_compress(q);
+  EXPECT_EQ(compressed, 3 + 4) << "then one in probe_max";
   EXPECT_FALSE(p.view(q).compressing);
   EXPECT_NEAR(p.view(q).speedup, (1 << 20) / 1e-3 / (10.0 * (1 << 30)), 1e-9) << "min(ratio, encode/link, decode/link)";
 }
 
+TEST(Pays, MeasuresTheCodecWithWarmupEncodesEvenWithMessagesInFlight) {
+  PaysController p({.warmup = 2, .probe_every = 32, .link_warmup = 1});
+  auto q = compress::CodecId::kQuantize;
+  p.record_link_rate(10e9, false);
+  int compressed = 0;
+  for (int i = 0; i < 8; ++i) compressed += p.should_compress(q);  // 8 isends before any encode ends
+  EXPECT_EQ(compressed, 2) << "only `warmup` encodes while their measurements are outstanding";
+  p.record_encode(q, 1 << 20, 1 << 18, 1e-3);
+  p.record_encode(q, 1 << 20, 1 << 18, 1e-3);
+  EXPECT_FALSE(p.should_compress(q)) << "measured: a 1 GB/s codec does not pay on a 10 GB/s link";
+  PaysController lost({.warmup = 1, .probe_every = 4, .link_warmup = 1});
+  lost.record_link_rate(10e6, false);
+  compressed = 0;
+  for (int i = 0; i < 9; ++i) compressed += lost.should_compress(q);  // the one encode never reports
+  EXPECT_EQ(compressed, 3) << "a try every probe_every messages while no measurement arrives";
+}
+
 TEST(Pays, CompressesOnASlowLinkWithHysteresis) {
-  PaysController p({true, 2, 1.15, 1.0, 1, 32});
+  PaysController p({.workers = 2, .warmup = 1, .link_warmup = 1});
   auto t = compress::CodecId::kThreshold;
   p.record_encode(t, 1 << 20, 1 << 14, 1e-3);   // 1 GB/s, ratio 64
   p.record_link(125'000'000, 1.0);               // 1 Gbit/s
@@ -86,10 +108,39 @@ TEST(Pays, CompressesOnASlowLinkWithHysteresis) {
   p.record_link_rate(50e6, true);                // an application-limited sample: a lower bound
   EXPECT_NEAR(p.view(t).link_Bps, 125e6, 1) << "a lower bound below the estimate says nothing";
   EXPECT_GT(p.view(t).speedup, 5);
-  PaysController off({false, 1, 1.15, 1.0, 1, 32});
+  PaysController off({.enabled = false, .warmup = 1, .link_warmup = 1});
   off.record_encode(t, 1 << 20, 1 << 19, 1.0);  // hopelessly slow
   off.record_link(100ull << 30, 1.0);
   EXPECT_TRUE(off.should_compress(t)) << "SQUEEZE_BYPASS=off follows the policy";
+}
+
+TEST(Pays, BurstsThroughATokenBucketDoNotHideASlowLink) {
+  // Behind tc tbf at 1 Gbit/s, the kernel's application-limited samples of compressed traffic
+  // read the veth's speed (3.5 GB/s measured), because each small burst fits the bucket; and
+  // the first saturated samples of a connection, while the bucket is still full, read 1.1 GB/s.
+  PaysController p({.workers = 1, .warmup = 1, .link_warmup = 3});
+  auto q = compress::CodecId::kQuantize;
+  p.record_link_rate(2e9, true);  // before any saturated sample a lower bound stands in...
+  p.record_link_rate(3e9, true);  // ...and only raises the estimate
+  p.record_link_rate(1e9, true);
+  EXPECT_NEAR(p.view(q).link_Bps, 3e9, 1);
+  p.record_link_rate(1.1e9, false);  // saturated samples replace the bursts' estimate
+  EXPECT_NEAR(p.view(q).link_Bps, 1.1e9, 1);
+  p.record_link_rate(1.1e9, false);
+  for (double r : {120e6, 125e6, 118e6}) p.record_link_rate(r, false);
+  EXPECT_NEAR(p.view(q).link_Bps, 125e6, 1) << "the median of the last samples";
+  p.record_encode(q, 1 << 20, 1 << 17, 1e-3);  // ~1 GB/s, ratio 8
+  EXPECT_TRUE(p.should_compress(q));
+  for (int i = 0; i < 50; ++i) p.record_link_rate(3.5e9, true);
+  EXPECT_NEAR(p.view(q).link_Bps, 125e6, 1) << "bursts after a saturated sample say nothing";
+  for (double r : {2e9, 121e6, 119e6, 124e6}) p.record_link_rate(r, false);  // an outlier among them
+  EXPECT_NEAR(p.view(q).link_Bps, 124e6, 1) << "9 samples: 1.1e9 1.1e9 120e6 125e6 118e6 2e9 121e6 119e6 124e6";
+  int compressed = 0;
+  for (int i = 0; i < 100; ++i) compressed += p.should_compress(q);
+  EXPECT_EQ(compressed, 100);
+  for (int i = 0; i < 5; ++i) p.record_link_rate(10e9, false);  // the link really got faster
+  EXPECT_NEAR(p.view(q).link_Bps, 10e9, 1);
+  EXPECT_FALSE(p.should_compress(q));
 }
 
 TEST(WorkerPool, RunsEveryJob) {

@@ -1,5 +1,13 @@
 // Building blocks of the TCP transport: interface filters, the wire header, slot pools.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
 
 #include "transport/tcp/interfaces.h"
 #include "transport/tcp/tcp_comm.h"
@@ -86,6 +94,53 @@ TEST(SlotRing, HandsOutEverySlotOnceThenRefuses) {
   EXPECT_EQ(ring.acquire(), 2);
   ring.release(7);  // out of range: ignored
   EXPECT_EQ(ring.order().size(), 5u);
+}
+
+// The pays controller counts each rate sample once: reading TCP_INFO twice without a new
+// delivery in between must not look like two samples.
+TEST(LinkRate, ANewSampleOnlyAfterNewDeliveries) {
+  Fd listener(socket(AF_INET, SOCK_STREAM, 0));
+  ASSERT_GE(listener.get(), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(listener.get(), 1), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
+  Fd client(socket(AF_INET, SOCK_STREAM, 0));
+  ASSERT_EQ(connect(client.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  Fd server(accept(listener.get(), nullptr, nullptr));
+  ASSERT_GE(server.get(), 0);
+
+  TcpSendComm s(std::move(client), "loopback");
+  std::vector<uint8_t> payload(4u << 20, 0x5a);
+  SendItem item;
+  item.header.payload_bytes = item.header.original_bytes = payload.size();
+  item.data = payload.data();
+  std::thread drain([&] {
+    std::vector<uint8_t> sink(1 << 16);
+    std::size_t got = 0;
+    while (got < payload.size() + kWireHeaderBytes) {
+      ssize_t n = read(server.get(), sink.data(), sink.size());
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+  });
+  int slot = -1;
+  ASSERT_TRUE(s.post(item, &slot).ok());
+  bool done = false;
+  while (!done) ASSERT_TRUE(s.test(slot, &done).ok());
+  drain.join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let delayed ACKs land
+
+  LinkSample first, again;
+  ASSERT_TRUE(s.link_rate(&first)) << "Linux reports TCP_INFO's delivery rate since 4.18";
+  EXPECT_TRUE(first.fresh);
+  EXPECT_GT(first.bytes_per_s, 0);
+  ASSERT_TRUE(s.link_rate(&again));
+  EXPECT_FALSE(again.fresh) << "nothing was delivered since the last read: the same sample";
+  EXPECT_EQ(again.bytes_per_s, first.bytes_per_s);
 }
 
 }  // namespace

@@ -63,9 +63,8 @@ TEST_P(UcxTransfer, DeviceIsTruthful) {
   EXPECT_EQ(d.max_recvs, 8);
   EXPECT_EQ(d.speed_mbps, 10000) << "lo has no /sys speed: the documented default";
   EXPECT_NE(d.address.find("UCX"), std::string::npos) << d.address;
-  double rate = 0;
-  bool lower = false;
-  EXPECT_FALSE(p_.s->link_rate(&rate, &lower)) << "UCX gives no truthful delivery rate";
+  LinkSample sample;
+  EXPECT_FALSE(p_.s->link_rate(&sample)) << "UCX gives no truthful delivery rate";
 }
 
 // Sizes 0..4 MiB and odd ones, 8 in flight, posted capacities larger than what arrives.

@@ -86,10 +86,19 @@ Status TcpSendComm::test(int slot, bool* done) {
   return Status::Ok();
 }
 
-bool TcpSendComm::link_rate(double* bytes_per_s, bool* lower_bound) {
-  uint64_t rate = 0;
-  if (!tcp_delivery_rate(fd_.get(), &rate, lower_bound)) return false;
-  *bytes_per_s = static_cast<double>(rate);
+bool TcpSendComm::link_rate(LinkSample* sample) {
+  TcpRate r;
+  if (!tcp_delivery_rate(fd_.get(), &r)) return false;
+  sample->bytes_per_s = static_cast<double>(r.bytes_per_s);
+  // Each ACK that delivers packets takes a new rate sample; no new delivery, no new sample.
+  sample->fresh = r.delivered != last_.delivered;
+  // A connection that spent most of the time since the last read waiting for the receiver's
+  // window (a slow reader: on loopback, a descheduled peer) or for the application to refill
+  // the send buffer measured its ends, not the network: the network can do at least this.
+  const uint64_t busy = r.busy_us - last_.busy_us;
+  const uint64_t limited = (r.rwnd_limited_us - last_.rwnd_limited_us) + (r.sndbuf_limited_us - last_.sndbuf_limited_us);
+  sample->lower_bound = r.app_limited || 2 * limited > busy;
+  last_ = r;
   return true;
 }
 

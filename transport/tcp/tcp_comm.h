@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "transport/tcp/socket.h"
+#include "transport/tcp/tcp_info.h"
 #include "transport/tcp/wire.h"
 #include "transport/transport.h"
 
@@ -54,7 +55,7 @@ class TcpSendComm final : public SendComm {
   Status post(const SendItem& item, int* slot) override;
   Status test(int slot, bool* done) override;
   void release(int slot) override { ring_.release(slot); }
-  bool link_rate(double* bytes_per_s, bool* lower_bound) override;
+  bool link_rate(LinkSample* sample) override;
 
  private:
   struct Op {
@@ -71,6 +72,7 @@ class TcpSendComm final : public SendComm {
   std::string peer_;
   SlotRing<Op, kSlots> ring_;
   Status error_;
+  TcpRate last_;  // the kernel's counters at the last link_rate
 };
 
 class TcpRecvComm final : public RecvComm {
