@@ -19,7 +19,7 @@ void print_header(const RunInfo& info) {
               info.ifname.empty() ? "(plugin default)" : info.ifname.c_str(), info.dtype.c_str());
   std::printf("#   profiler chain %s\n", info.chain.c_str());
   std::printf("#   ratio = bytes handed to the plugin / bytes it put on the wire, from the plugin's own "
-              "statistics (SQUEEZE_STATS); \"-\" = not reported\n");
+              "statistics (SQUEEZE_STATS), over the warm-up and timed iterations; \"-\" = not reported\n");
   std::printf("#   max_err = max |result - exact|, exact = the uncompressed ring's result; agree = all ranks' "
               "all-reduce outputs bit-identical\n");
   std::printf("#\n%-10s %12s %11s %9s %13s %10s %9s %9s %7s %10s %6s\n", "# coll", "size(B)", "count", "type", "data",
