@@ -5,9 +5,12 @@
 // plus a memcpy reference line. GB/s are input (decoded) bytes per second, 10^9 bytes,
 // the median of --iters runs after one warm-up run, by wall clock (or, with --cpu-time,
 // by the thread's CPU time, which a busy shared machine disturbs less).
+// With --gpu (CUDA builds), the same cases on the GPU instead (perf/codec_bench_gpu.cc),
+// each message as one chunk and as a batch of --chunk-byte chunks, checked against the CPU.
 //
 //   squeeze-codec-bench [--size BYTES] [--iters N] [--json] [--codec NAME] [--data NAME]
 //                       [--dtype float32|bfloat16|float16] [--cpu-time]
+//                       [--gpu [--chunk BYTES[,BYTES...]]]
 // --codec and --data select entries whose name starts with the given text.
 #include <algorithm>
 #include <chrono>
@@ -15,64 +18,20 @@
 #include <ctime>
 #include <cstdio>
 #include <cstring>
-#include <functional>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "compress/codec.h"
-#include "compress/half.h"
-#include "compress/quantize.h"
+#include "perf/codec_bench_cases.h"
+#include "perf/codec_bench_gpu.h"
 #include "perf/common/traffic_gen.h"
 
 namespace {
 
 using namespace squeeze::compress;
+using namespace squeeze::perf::codec_bench;
 using squeeze::perf::Traffic;
-
-struct Config {
-  std::string name;
-  CodecParams params;
-  bool needs_rows = false;
-};
-
-std::vector<Config> configs() {
-  std::vector<Config> c;
-  auto add = [&](std::string name, CodecId id, const std::function<void(CodecParams&)>& set, bool rows = false) {
-    CodecParams p;
-    p.codec = id;
-    set(p);
-    c.push_back({std::move(name), p, rows});
-  };
-  add("stored", CodecId::kStored, [](CodecParams&) {});
-  add("cast:bf16", CodecId::kCast, [](CodecParams& p) { p.cast.to = Dtype::kBfloat16; });
-  add("cast:fp16", CodecId::kCast, [](CodecParams& p) { p.cast.to = Dtype::kFloat16; });
-  auto q = [&](std::string name, BoundMode m, double eb, bool rows = false, bool dedupe = false) {
-    add(std::move(name), CodecId::kQuantize, [=](CodecParams& p) {
-      p.quantize.mode = m;
-      p.quantize.error_bound = eb;
-      p.quantize.dedupe_rows = dedupe;
-    }, rows);
-  };
-  q("quantize:abs=1e-4", BoundMode::kAbs, 1e-4);
-  q("quantize:rel=1e-2", BoundMode::kRel, 1e-2);
-  q("quantize:rel=1e-3", BoundMode::kRel, 1e-3);
-  q("quantize:rowrel=1e-2", BoundMode::kRelRow, 1e-2, true);
-  q("quantize:rel=1e-2+dedupe", BoundMode::kRel, 1e-2, true, true);
-  auto t = [&](std::string name, double keep, Dtype values) {
-    add(std::move(name), CodecId::kThreshold, [=](CodecParams& p) {
-      p.threshold.keep = keep;
-      p.threshold.value_dtype = values;
-    });
-  };
-  t("threshold:keep=0.01", 0.01, Dtype::kFloat32);
-  t("threshold:keep=0.01/bf16", 0.01, Dtype::kBfloat16);
-  t("threshold:keep=0.001", 0.001, Dtype::kFloat32);
-  t("threshold:keep=0.001/bf16", 0.001, Dtype::kBfloat16);
-  add("lossless", CodecId::kLossless, [](CodecParams&) {});
-  return c;
-}
 
 bool g_cpu_time = false;
 
@@ -100,54 +59,29 @@ bool time_median(int iters, Fn&& fn, double* seconds) {
   return true;
 }
 
-float element(const std::vector<uint8_t>& b, Dtype d, std::size_t i) {
-  if (d == Dtype::kFloat32) {
-    float f;
-    std::memcpy(&f, &b[4 * i], 4);
-    return f;
+// "0,131072" -> {0, 131072}; false on anything else.
+bool parse_sizes(const std::string& s, std::vector<std::size_t>* out) {
+  out->clear();
+  std::size_t at = 0;
+  while (at <= s.size()) {
+    const std::size_t comma = std::min(s.find(',', at), s.size());
+    const std::string item = s.substr(at, comma - at);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 18) return false;
+    out->push_back(static_cast<std::size_t>(std::stoull(item)));
+    at = comma + 1;
   }
-  uint16_t h;
-  std::memcpy(&h, &b[2 * i], 2);
-  return d == Dtype::kBfloat16 ? bf16_to_f32(h) : f16_to_f32(h);
+  return !out->empty();
 }
 
-// Largest |x - x'| over the message; a non-finite element that does not come back
-// bit-exact counts as an infinite error.
-double max_abs_err(const std::vector<uint8_t>& in, const std::vector<uint8_t>& out, Dtype d, std::size_t n) {
-  double m = 0;
-  const std::size_t es = dtype_size(d);
-  for (std::size_t i = 0; i < n; ++i) {
-    const float x = element(in, d, i), y = element(out, d, i);
-    if (!std::isfinite(x)) {
-      if (std::memcmp(&in[es * i], &out[es * i], es) != 0) return INFINITY;
-      continue;
-    }
-    m = std::max(m, std::fabs(static_cast<double>(x) - static_cast<double>(y)));
-  }
-  return m;
-}
-
-// The promised bound, or NaN (printed as null) for codecs that promise none.
-double promised_bound(const Config& c, const std::vector<uint8_t>& in, Dtype d, std::size_t n) {
-  switch (c.params.codec) {
-    case CodecId::kStored:
-    case CodecId::kLossless: return 0.0;
-    case CodecId::kQuantize: {
-      const QuantizeParams& q = c.params.quantize;
-      if (q.mode != BoundMode::kRelRow) return quantize_message_bound(q, d, in.data(), n);
-      double worst = 0;  // rows have their own bounds; report the loosest
-      const std::size_t es = dtype_size(d);
-      for (std::size_t r = 0; r * q.row_length < n; ++r) {
-        const std::size_t len = std::min<std::size_t>(q.row_length, n - r * q.row_length);
-        worst = std::max(worst, quantize_row_bound(q, d, in.data() + r * q.row_length * es, len));
-      }
-      return worst;
-    }
-    default: return NAN;
-  }
-}
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+constexpr const char* kUsage =
+    "usage: squeeze-codec-bench [--size BYTES] [--iters N] [--json] [--codec NAME] [--data NAME]\n"
+    "                           [--dtype float32|bfloat16|float16] [--cpu-time]\n"
+    "                           [--gpu [--chunk BYTES[,BYTES...]]]\n"
+    "  --gpu    the CUDA codecs instead of the CPU ones: each batch timed with cudaEvents, every\n"
+    "           GPU frame compared byte for byte with the CPU's and the GPU decode with the CPU's\n"
+    "           (exit 1 on a difference; SKIP and exit 77 without a CUDA device or CUDA build)\n"
+    "  --chunk  with --gpu: cut each message into chunks of BYTES (whole rows), one batch; 0 = the\n"
+    "           whole message as one chunk (default 0,131072: NCCL's 128 KiB all-to-all chunks)\n";
 
 }  // namespace
 
@@ -157,6 +91,8 @@ int main(int argc, char** argv) {
   bool json_only = false;
   std::string codec_filter, data_filter;
   Dtype dtype = Dtype::kFloat32;
+  bool gpu = false;
+  std::vector<std::size_t> chunks;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -172,6 +108,14 @@ int main(int argc, char** argv) {
       iters = std::max(1, std::stoi(value()));
     } else if (a == "--cpu-time") {
       g_cpu_time = true;
+    } else if (a == "--gpu") {
+      gpu = true;
+    } else if (a == "--chunk") {
+      const std::string v = value();
+      if (!parse_sizes(v, &chunks)) {
+        std::fprintf(stderr, "codec-bench: --chunk takes byte counts separated by commas, got '%s'\n", v.c_str());
+        return 2;
+      }
     } else if (a == "--json") {
       json_only = true;
     } else if (a == "--codec") {
@@ -185,11 +129,30 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr,
-                   "usage: squeeze-codec-bench [--size BYTES] [--iters N] [--json] [--codec NAME] [--data NAME] "
-                   "[--dtype float32|bfloat16|float16] [--cpu-time]\n");
+      std::fputs(kUsage, stderr);
       return a == "--help" ? 0 : 2;
     }
+  }
+  if (!chunks.empty() && !gpu) {
+    std::fprintf(stderr, "codec-bench: --chunk applies to --gpu only\n");
+    return 2;
+  }
+  if (gpu) {
+#ifdef SQUEEZE_HAVE_CUDA
+    GpuOptions o;
+    o.size = size;
+    o.iters = iters;
+    o.json_only = json_only;
+    o.codec_filter = codec_filter;
+    o.data_filter = data_filter;
+    o.dtype = dtype;
+    if (!chunks.empty()) o.chunks = chunks;
+    return run_gpu_bench(o);
+#else
+    std::printf("SKIP: squeeze-codec-bench --gpu: built without CUDA (configure with -DSQUEEZE_ENABLE_CUDA=ON "
+                "where nvcc is found)\n");
+    return 77;
+#endif
   }
 
   std::vector<std::string> json_lines;
@@ -240,8 +203,7 @@ int main(int argc, char** argv) {
     const std::size_t n = t.values.size();
     for (Config c : all) {
       if (!starts_with(c.name, codec_filter)) continue;
-      if (c.needs_rows && t.row_length == 0) continue;
-      if (c.params.codec == CodecId::kCast && dtype != Dtype::kFloat32) continue;
+      if (!applies(c, t, dtype)) continue;
       c.params.quantize.row_length = t.row_length;
       EncodeRequest req{dtype, in.data(), n, &c.params, nullptr};
       std::vector<uint8_t> frame(max_frame_bytes(req)), out(in.size());
@@ -257,7 +219,8 @@ int main(int argc, char** argv) {
         continue;
       }
       const double bytes = static_cast<double>(in.size());
-      emit(c.name, data, n, in.size(), frame_bytes, max_abs_err(in, out, dtype, n), promised_bound(c, in, dtype, n),
+      emit(c.name, data, n, in.size(), frame_bytes, max_abs_err(in.data(), out.data(), dtype, n),
+           promised_bound(c, in.data(), dtype, n),
            bytes / enc / 1e9, bytes / dec / 1e9, dtype_name(dtype));
     }
   }
