@@ -20,4 +20,8 @@ struct RowDedupe {
 // hashes are confirmed with memcmp, so the result is exact. n_rows must be < 2^32.
 void dedupe_rows(const uint8_t* data, uint64_t n_rows, std::size_t row_bytes, RowDedupe* out);
 
+// The hash dedupe_rows uses for a row of n bytes (at the level qsimd::level() picks; every
+// level gives the same value). Exposed for tests.
+uint64_t row_hash(const uint8_t* row, std::size_t n);
+
 }  // namespace squeeze::compress
