@@ -9,8 +9,10 @@
 #include "compress/bitpack.h"
 #include "compress/byte_io.h"
 #include "compress/quantize.h"
+#include "compress/quantize_avx512.h"
 #include "compress/quantize_kernels.h"
 #include "compress/quantize_math.h"
+#include "compress/quantize_simd.h"
 #include "compress/quantize_stream.h"
 #include "compress/quantize_table.h"
 #include "compress/row_dedupe.h"
@@ -35,10 +37,8 @@ struct Range {
 
 #if defined(__x86_64__)
 #define SQUEEZE_AVX2 __attribute__((target("avx2")))
-const bool kHaveAvx2 = qkern::cpu_has_avx2();
 #else
 #define SQUEEZE_AVX2
-constexpr bool kHaveAvx2 = false;
 #endif
 
 SQUEEZE_AVX2 void range_avx2(const float* v, std::size_t n, Range* r) { qkern::range_update(v, n, &r->mn, &r->mx); }
@@ -63,7 +63,7 @@ SQUEEZE_AVX2 void gather_avx2(const qstream::Stream& s, uint64_t p, std::size_t 
 
 template <Dtype D>
 void gather(const qstream::Stream& s, uint64_t p, std::size_t n, float* out) {
-  if (D != Dtype::kFloat32 && kHaveAvx2) {
+  if (D != Dtype::kFloat32 && qsimd::level() >= qsimd::Level::kAvx2) {
     gather_avx2<D>(s, p, n, out);
   } else {
     s.gather<D>(p, n, out);
@@ -84,11 +84,18 @@ Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
     }
     return r;
   }
+  const qsimd::Level level = qsimd::level();
+  if (level == qsimd::Level::kAvx512) {  // straight from the source, no copy
+    s.runs(begin, static_cast<std::size_t>(end - begin), [&](uint64_t e, std::size_t, std::size_t len) {
+      qavx512::range_update(s.src + e * 4, len, &r.mn, &r.mx);
+    });
+    return r;
+  }
   float vals[kChunk];
   for (uint64_t p = begin; p < end; p += kChunk) {
     const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, end - p));
     gather<D>(s, p, n, vals);
-    if (kHaveAvx2) {
+    if (level == qsimd::Level::kAvx2) {
       range_avx2(vals, n, &r);
     } else {
       range_scalar(vals, n, &r);

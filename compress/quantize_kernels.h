@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "compress/quantize_math.h"
 
@@ -36,26 +37,37 @@ using v4d = double __attribute__((vector_size(32)));
 using v4l = int64_t __attribute__((vector_size(32)));
 
 
+using v8f = float __attribute__((vector_size(32)));
+using v8u = uint32_t __attribute__((vector_size(32)));
+
+// *f = dtype(*f) for D, lane by lane: qmath::round_to on 4 or 8 floats (the AVX-512 kernel
+// uses 8; by reference, so that no 256-bit vector crosses a function boundary).
+template <Dtype D, typename VF>
+SQUEEZE_KERNEL void round_in_place(VF* f) {
+  static_assert(sizeof(VF) == 16 || sizeof(VF) == 32);
+  using VU = std::conditional_t<sizeof(VF) == 16, v4u, v8u>;
+  if constexpr (D == Dtype::kBfloat16) {
+    const auto u = __builtin_bit_cast(VU, *f);
+    const VU r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    *f = __builtin_bit_cast(VF, r);
+  } else if constexpr (D == Dtype::kFloat16) {
+    const auto u = __builtin_bit_cast(VU, *f);
+    const VU sign = u & 0x80000000u;
+    const VU a = u ^ sign;
+    const VU normal = (a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u;
+    const auto af = __builtin_bit_cast(VF, a);
+    const VF sub = (af + 0.5f) - 0.5f;
+    VU r = a < 0x38800000u ? __builtin_bit_cast(VU, sub) : normal;
+    r = r > 0x477fe000u ? (VU{} + 0x7f800000u) : r;
+    r |= sign;
+    *f = __builtin_bit_cast(VF, r);
+  }
+}
+
 template <Dtype D>
 SQUEEZE_KERNEL v4f round_to(v4f f) {
-  if constexpr (D == Dtype::kFloat32) {
-    return f;
-  } else if constexpr (D == Dtype::kBfloat16) {
-    const auto u = __builtin_bit_cast(v4u, f);
-    const v4u r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    return __builtin_bit_cast(v4f, r);
-  } else {
-    const auto u = __builtin_bit_cast(v4u, f);
-    const v4u sign = u & 0x80000000u;
-    const v4u a = u ^ sign;
-    const v4u normal = (a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u;
-    v4f af = __builtin_bit_cast(v4f, a);
-    v4f sub = (af + 0.5f) - 0.5f;
-    v4u r = a < 0x38800000u ? __builtin_bit_cast(v4u, sub) : normal;
-    r = r > 0x477fe000u ? (v4u{} + 0x7f800000u) : r;
-    r |= sign;
-    return __builtin_bit_cast(v4f, r);
-  }
+  round_in_place<D>(&f);
+  return f;
 }
 
 // Finite min/max of v[0..n) folded into *mn/*mx (untouched when nothing is finite).

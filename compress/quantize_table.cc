@@ -1,5 +1,5 @@
 // Table-driven quantize codes for bf16/fp16 (see quantize_table.h) and the run-time choice
-// between the AVX2 and scalar code kernels.
+// between the AVX-512, AVX2 and scalar code kernels (quantize_simd.h).
 #include "compress/quantize_table.h"
 
 #include <algorithm>
@@ -10,18 +10,20 @@
 #endif
 
 #include "compress/half.h"
+#include "compress/quantize_avx512.h"
 #include "compress/quantize_kernels.h"
+#include "compress/quantize_simd.h"
 
 namespace squeeze::compress::qtable {
 namespace {
 
 #if defined(__x86_64__)
 #define SQUEEZE_AVX2 __attribute__((target("avx2")))
-const bool kHaveAvx2 = qkern::cpu_has_avx2();
 #else
 #define SQUEEZE_AVX2
-constexpr bool kHaveAvx2 = false;
 #endif
+
+bool use_avx2() { return qsimd::level() >= qsimd::Level::kAvx2; }
 
 template <Dtype D>
 SQUEEZE_AVX2 bool quantize_avx2(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
@@ -154,12 +156,17 @@ bool key_range(float mn, float mx, uint32_t* lo, uint32_t* hi) {
 
 template <Dtype D>
 bool quantize_codes(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
-  return kHaveAvx2 ? quantize_avx2<D>(v, n, p, codes) : quantize_scalar<D>(v, n, p, codes);
+  switch (qsimd::level()) {
+    case qsimd::Level::kAvx512: return qavx512::quantize_run<D>(v, n, p, codes);
+    case qsimd::Level::kAvx2: return quantize_avx2<D>(v, n, p, codes);
+    case qsimd::Level::kScalar: break;
+  }
+  return quantize_scalar<D>(v, n, p, codes);
 }
 
 template <Dtype D>
 void range_keys(const uint8_t* src, std::size_t n, uint32_t* kmin, uint32_t* kmax) {
-  if (kHaveAvx2) {
+  if (use_avx2()) {
     range_avx2<D>(src, n, kmin, kmax);
   } else {
     range_plain<D>(src, n, kmin, kmax);
@@ -207,7 +214,7 @@ void CodeTable::build(float mn, float mx, const qmath::Params& p) {
 }
 
 bool CodeTable::lookup(const uint8_t* src, std::size_t n, int32_t* codes) const {
-  return kHaveAvx2 ? lookup_avx2(src, n, t_.data(), lo_, n_, codes) : lookup_plain(src, n, t_.data(), lo_, n_, codes);
+  return use_avx2() ? lookup_avx2(src, n, t_.data(), lo_, n_, codes) : lookup_plain(src, n, t_.data(), lo_, n_, codes);
 }
 
 template bool quantize_codes<Dtype::kFloat32>(const float*, std::size_t, const qmath::Params&, int32_t*);

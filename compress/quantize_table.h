@@ -76,7 +76,8 @@ void range_keys(const uint8_t* src, std::size_t n, uint32_t* kmin, uint32_t* kma
 template <Dtype D>
 float key_value(uint32_t k);
 
-// Codes of v[0..n) by the vector kernel (AVX2 when the CPU has it, else the scalar loop),
+// Codes of v[0..n) by the vector kernel (AVX-512 or AVX2 as qsimd::level() says, else the
+// scalar loop),
 // exactly qmath::quantize_one's codes, 0 where an element misses the bound. Returns true
 // when every element meets it.
 template <Dtype D>
