@@ -35,10 +35,12 @@ __attribute__((noinline)) bool tail(const float* v, std::size_t n, const qmath::
   return every;
 }
 
-// GCC 12 warns that the undefined pass-through operand inside _mm512_cvtps_pd and
-// _mm512_cvtpd_ps may be used uninitialized (it is not: the mask is all ones).
+// GCC 12 warns that the undefined pass-through operand inside _mm512_cvtps_pd,
+// _mm512_cvtpd_ps and the _mm512_reduce_* shuffles is used uninitialized (it is not: the
+// mask is all ones, or the lanes are discarded).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 template <Dtype D>
 SQUEEZE_AVX512 bool quantize_512(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
@@ -78,17 +80,11 @@ SQUEEZE_AVX512 void range_512(const uint8_t* src, std::size_t n, float* mn, floa
     const __m512i bits = _mm512_loadu_si512(src + 4 * i);
     const __m512 x = _mm512_castsi512_ps(bits);
     const __mmask16 finite = _mm512_cmple_epu32_mask(_mm512_and_si512(bits, abs_mask), max_finite);
-    vmn = _mm512_mask_mov_ps(vmn, _mm512_mask_cmp_ps_mask(finite, x, vmn, _CMP_LT_OQ), x);
-    vmx = _mm512_mask_mov_ps(vmx, _mm512_mask_cmp_ps_mask(finite, x, vmx, _CMP_GT_OQ), x);
+    vmn = _mm512_mask_min_ps(vmn, finite, x, vmn);  // finite lanes: x < vmn ? x : vmn
+    vmx = _mm512_mask_max_ps(vmx, finite, x, vmx);  // finite lanes: x > vmx ? x : vmx
   }
-  float lanes_mn[16], lanes_mx[16];
-  _mm512_storeu_ps(lanes_mn, vmn);
-  _mm512_storeu_ps(lanes_mx, vmx);
-  float lo = *mn, hi = *mx;
-  for (int k = 0; k < 16; ++k) {
-    lo = lanes_mn[k] < lo ? lanes_mn[k] : lo;
-    hi = lanes_mx[k] > hi ? lanes_mx[k] : hi;
-  }
+  // The lanes hold finite values or the starting ones, no NaN: min/max fold in any order.
+  float lo = _mm512_reduce_min_ps(vmn), hi = _mm512_reduce_max_ps(vmx);
   for (; i < n; ++i) {
     float x;
     std::memcpy(&x, src + 4 * i, 4);
