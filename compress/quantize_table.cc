@@ -112,10 +112,18 @@ inline __attribute__((always_inline)) void range_run(const uint8_t* src, std::si
     vmin = kmn < vmin ? kmn : vmin;
     vmax = kmx > vmax ? kmx : vmax;
   }
+  // Fold the lanes by halves (integer min/max: any order gives the same result).
+  using u16x8 = uint16_t __attribute__((vector_size(16)));
+  u16x8 mn8 = __builtin_shufflevector(vmin, vmin, 0, 1, 2, 3, 4, 5, 6, 7);
+  u16x8 mx8 = __builtin_shufflevector(vmax, vmax, 0, 1, 2, 3, 4, 5, 6, 7);
+  const u16x8 mn8h = __builtin_shufflevector(vmin, vmin, 8, 9, 10, 11, 12, 13, 14, 15);
+  const u16x8 mx8h = __builtin_shufflevector(vmax, vmax, 8, 9, 10, 11, 12, 13, 14, 15);
+  mn8 = mn8h < mn8 ? mn8h : mn8;
+  mx8 = mx8h > mx8 ? mx8h : mx8;
   uint32_t lo = *kmin, hi = *kmax;
-  for (int j = 0; j < 16; ++j) {
-    lo = std::min<uint32_t>(lo, vmin[j]);
-    hi = std::max<uint32_t>(hi, vmax[j]);
+  for (int j = 0; j < 8; ++j) {
+    lo = std::min<uint32_t>(lo, mn8[j]);
+    hi = std::max<uint32_t>(hi, mx8[j]);
   }
   for (; i < n; ++i) {
     const uint32_t h = static_cast<uint32_t>(src[2 * i]) | (static_cast<uint32_t>(src[2 * i + 1]) << 8);
