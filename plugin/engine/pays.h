@@ -59,7 +59,7 @@ class PaysController {
   struct CodecState {
     double enc = 0, dec = 0, ratio = 0;  // EWMAs: bytes/s, bytes/s, in/out
     uint64_t samples = 0, dec_samples = 0;
-    bool compressing = true;
+    bool compressing = false;  // until a judgement finds it pays (start_above): lossless at ratio 1.02 never does
     uint32_t since_probe = 0;
     uint32_t started = 0;  // encodes started while measuring the codec
     uint32_t probe_interval = 0;  // messages between probes now (0: not yet bypassing)

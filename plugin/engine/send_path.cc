@@ -78,7 +78,7 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m, bool 
     const bool compress = net.pays()->should_compress(params->codec, &sw);
     if (sw) {
       SQ_INFO(kSubsysNet, "%s %s: speedup %.2f (ratio %.2f, encode %.3f GB/s, decode %.3f GB/s, link %.3f GB/s)",
-              compress::codec_name(params->codec), sw->compressing ? "pays again, compressing" : "does not pay, sending raw",
+              compress::codec_name(params->codec), sw->compressing ? "pays, compressing" : "does not pay, sending raw",
               sw->speedup, sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->link_Bps * 1e-9);
     }
     if (!compress) {

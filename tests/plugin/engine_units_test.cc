@@ -99,6 +99,21 @@ TEST(Pays, MeasuresTheCodecWithWarmupEncodesEvenWithMessagesInFlight) {
   EXPECT_EQ(compressed, 3) << "a try every probe_every messages while no measurement arrives";
 }
 
+TEST(Pays, NeverStartsOnACodecThatCannotGainMuch) {
+  // Lossless on dense float gradients: ratio 1.02, however fast the codec. Compressing
+  // would cost CPU for 2%, so after its warm-up the codec must not keep going.
+  PaysController p({.warmup = 2, .link_warmup = 1});
+  auto l = compress::CodecId::kLossless;
+  p.record_link_rate(100e6, false);  // a slow link: encode/link = 30
+  EXPECT_TRUE(p.should_compress(l));
+  EXPECT_TRUE(p.should_compress(l));
+  p.record_encode(l, 3000000, 2941176, 1e-3);
+  p.record_encode(l, 3000000, 2941176, 1e-3);
+  int compressed = 0;
+  for (int i = 0; i < 31; ++i) compressed += p.should_compress(l);
+  EXPECT_EQ(compressed, 0) << "predicted speedup 1.02 is below start_above";
+}
+
 TEST(Pays, CompressesOnASlowLinkWithHysteresis) {
   PaysController p({.workers = 2, .warmup = 1, .link_warmup = 1});
   auto t = compress::CodecId::kThreshold;
