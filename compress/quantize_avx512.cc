@@ -39,7 +39,9 @@ __attribute__((noinline)) bool tail(const float* v, std::size_t n, const qmath::
 // _mm512_cvtpd_ps and the _mm512_reduce_* shuffles is used uninitialized (it is not: the
 // mask is all ones, or the lanes are discarded).
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // clang has no -Wmaybe-uninitialized (and does not warn here)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 template <Dtype D>
