@@ -7,8 +7,8 @@
 #include "compress/bitpack.h"
 #include "compress/half_simd.h"
 #include "compress/quantize.h"
-#include "compress/quantize_kernels.h"
 #include "compress/quantize_math.h"
+#include "compress/quantize_simd.h"
 #include "compress/quantize_stream.h"
 
 namespace squeeze::compress {
@@ -46,7 +46,7 @@ SQUEEZE_AVX2 void store_run_avx2(const int32_t* codes, std::size_t n, double off
 
 template <Dtype D>
 void store_run(const int32_t* codes, std::size_t n, double offset, double step, uint8_t* out) {
-  if (qkern::cpu_has_avx2()) {
+  if (qsimd::level() >= qsimd::Level::kAvx2) {
     store_run_avx2<D>(codes, n, offset, step, out);
   } else {
     store_run_impl<D>(codes, n, offset, step, out);

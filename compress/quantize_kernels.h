@@ -17,19 +17,6 @@
 
 namespace squeeze::compress::qkern {
 
-// Whether this CPU runs AVX2 (callers pick their AVX2-targeted wrappers with it).
-inline bool cpu_has_avx2() {
-#if defined(__x86_64__)
-  static const bool have = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return have;
-#else
-  return false;
-#endif
-}
-
 using v4f = float __attribute__((vector_size(16)));
 using v4u = uint32_t __attribute__((vector_size(16)));
 using v4i = int32_t __attribute__((vector_size(16)));

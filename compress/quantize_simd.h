@@ -1,5 +1,5 @@
-// Which instruction set the quantize encoder's hot loops use (range scan, code kernel, row
-// hash). Every level produces the same bytes; the lower ones exist for CPUs without the
+// Which instruction set the quantize codec's hot loops use (the encoder's range scan, code
+// kernel and row hash; the decoder's reconstruction). Every level produces the same bytes; the lower ones exist for CPUs without the
 // wider units, and so that tests can check that every level agrees with the scalar path.
 //
 // The level is the widest the CPU runs, capped by the environment variable

@@ -223,7 +223,16 @@ std::vector<uint8_t> encode_whole_frame(const std::vector<uint8_t>& in, Dtype dt
   return frame;
 }
 
-TEST(QuantizeSimdIdentity, BodiesAndFramesAreTheSameAtEveryLevel) {
+std::vector<uint8_t> decode_whole_frame(const std::vector<uint8_t>& frame, std::size_t bytes) {
+  std::vector<uint8_t> out(bytes);
+  std::size_t written = 0;
+  const Status st = decode_frame(frame, out, &written);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(written, bytes);
+  return out;
+}
+
+TEST(QuantizeSimdIdentity, BodiesFramesAndDecodesAreTheSameAtEveryLevel) {
   const std::vector<Level> all = levels();
   std::size_t compared = 0;
   uint64_t seed = 11;
@@ -242,11 +251,12 @@ TEST(QuantizeSimdIdentity, BodiesAndFramesAreTheSameAtEveryLevel) {
               cp.quantize.error_bound = mode == BoundMode::kAbs ? 1e-3 : 1e-2;
               cp.quantize.row_length = row;
               cp.quantize.dedupe_rows = dedupe;
-              std::vector<uint8_t> want_body, want_frame;
+              std::vector<uint8_t> want_body, want_frame, want_decoded;
               {
                 AtLevel at(Level::kScalar);
                 want_body = encode_body(in, dt, n, cp);
                 want_frame = encode_whole_frame(in, dt, n, cp);
+                want_decoded = decode_whole_frame(want_frame, in.size());
               }
               for (std::size_t li = 1; li < all.size(); ++li) {
                 AtLevel at(all[li]);
@@ -254,6 +264,7 @@ TEST(QuantizeSimdIdentity, BodiesAndFramesAreTheSameAtEveryLevel) {
                     << qsimd::level_name(all[li]) << " " << dtype_name(dt) << " " << testdata::dist_name(d) << " n=" << n
                     << " mode " << static_cast<int>(mode) << " dedupe " << dedupe << " row " << row;
                 ASSERT_EQ(encode_whole_frame(in, dt, n, cp), want_frame);
+                ASSERT_EQ(decode_whole_frame(want_frame, in.size()), want_decoded) << "decode";
                 ++compared;
               }
             }
