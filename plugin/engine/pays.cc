@@ -30,11 +30,7 @@ bool PaysController::should_compress(compress::CodecId codec, std::optional<View
       ++s.started;
       return true;
     }
-    if (++s.since_probe >= cfg_.probe_every) {
-      s.since_probe = 0;
-      return true;
-    }
-    return false;
+    return probe_due(s, cfg_.probe_every);
   }
   double sp = speedup_locked(s);
   const bool was = s.compressing;
@@ -49,13 +45,15 @@ bool PaysController::should_compress(compress::CodecId codec, std::optional<View
   // fresh by itself, and each probe costs a full encode where a raw send is nearly free (on
   // loopback one probe in 32 cost 7% of the throughput), so the interval doubles with each
   // probe while bypassing lasts, up to probe_max.
-  if (s.probe_interval == 0) s.probe_interval = cfg_.probe_every;
-  if (++s.since_probe >= s.probe_interval) {
-    s.since_probe = 0;
-    s.probe_interval = std::min(2 * s.probe_interval, std::max(cfg_.probe_max, cfg_.probe_every));
-    return true;
-  }
-  return false;
+  if (!probe_due(s, s.probe_interval)) return false;
+  s.probe_interval = std::min(2 * s.probe_interval, std::max(cfg_.probe_max, cfg_.probe_every));
+  return true;
+}
+
+bool PaysController::probe_due(CodecState& s, uint32_t every) {
+  if (++s.since_probe < every) return false;
+  s.since_probe = 0;
+  return true;
 }
 
 void PaysController::record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out, double seconds) {

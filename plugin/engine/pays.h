@@ -32,7 +32,9 @@ class PaysController {
     uint32_t probe_max = 1024;  // up to this
     uint32_t link_warmup = 3;  // link samples before the first judgement
   };
-  explicit PaysController(Config c) : cfg_(c) {}
+  explicit PaysController(Config c) : cfg_(c) {
+    for (CodecState& s : codecs_) s.probe_interval = cfg_.probe_every;
+  }
 
   struct View {
     double encode_Bps, decode_Bps, ratio, link_Bps, speedup;
@@ -62,10 +64,12 @@ class PaysController {
     bool compressing = false;  // until a judgement finds it pays (start_above): lossless at ratio 1.02 never does
     uint32_t since_probe = 0;
     uint32_t started = 0;  // encodes started while measuring the codec
-    uint32_t probe_interval = 0;  // messages between probes now (0: not yet bypassing)
+    uint32_t probe_interval = 0;  // messages between probes in this bypass (probe_every at its start)
   };
   double speedup_locked(const CodecState& s) const;
   View view_locked(const CodecState& s) const;
+  // Counts a message sent raw; true (and the count restarts) when it is the `every`-th.
+  static bool probe_due(CodecState& s, uint32_t every);
   Config cfg_;
   mutable std::mutex mu_;
   std::array<CodecState, 8> codecs_{};

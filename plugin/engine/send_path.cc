@@ -255,7 +255,7 @@ void Net::sample_link(SendComm* c) {
   if (c->t->link_rate(&ls)) {
     if (ls.fresh) {
       pays_->record_link_rate(ls.bytes_per_s, ls.lower_bound);
-      SQ_TRACE("link sample: %.3f GB/s%s", ls.bytes_per_s * 1e-9, ls.lower_bound ? " (application-limited: at least)" : "");
+      SQ_TRACE("link sample: %.3f GB/s%s", ls.bytes_per_s * 1e-9, ls.lower_bound ? " (a lower bound: the ends, not the network, held it back)" : "");
     }
   } else {
     pays_->record_link(c->busy_bytes, std::chrono::duration<double>(now - c->busy_since).count());
