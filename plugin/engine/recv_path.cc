@@ -17,6 +17,22 @@
 
 namespace squeeze::plugin {
 
+namespace {
+// Takes one of c's free requests (the caller checked there is one) for a posted transport slot.
+Request& claim_request(RecvComm* c, int slot, int n, bool flush) {
+  const int idx = c->free.back();
+  c->free.pop_back();
+  Request& r = c->requests[idx];
+  r.comm = c;
+  r.slot = slot;
+  r.n = n;
+  r.flush = flush;
+  r.arrived = false;
+  r.job.store(JobState::kIdle, std::memory_order_relaxed);
+  return r;
+}
+}  // namespace
+
 nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t* sizes, const int* tags,
                          void** mhandles, void** phandles, void** request) {
   *request = nullptr;
@@ -42,19 +58,11 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   int slot = -1;
   SQ_CHECK_STATUS(c->t->post({items.data(), static_cast<std::size_t>(n)}, &slot));
   if (slot < 0) return kNcclSuccess;
-  int idx = c->free.back();
-  c->free.pop_back();
-  Request& r = c->requests[idx];
-  r.comm = c;
-  r.slot = slot;
-  r.n = n;
-  r.arrived = false;
-  r.job.store(JobState::kIdle, std::memory_order_relaxed);
+  Request& r = claim_request(c, slot, n, false);
   c->posted.push_back(&r);
   r.op = c->ctx->op;
   r.algo = c->ctx->algo;
   r.proto = c->ctx->proto;
-  r.flush = false;
   r.gpu = false;
   r.host_stage = stage;
   for (int i = 0; i < n; ++i) {
@@ -192,16 +200,7 @@ nccl_result_t Net::iflush(void* recv_comm, int n, void** data, int* sizes, void*
   int slot = transport::RecvComm::kNothingToFlush;
   SQ_CHECK_STATUS(c->t->flush({items.data(), static_cast<std::size_t>(n)}, &slot));
   if (slot == transport::RecvComm::kNothingToFlush || slot < 0) return kNcclSuccess;
-  int idx = c->free.back();
-  c->free.pop_back();
-  Request& r = c->requests[idx];
-  r.comm = c;
-  r.slot = slot;
-  r.n = n;
-  r.flush = true;
-  r.arrived = false;
-  r.job.store(JobState::kIdle, std::memory_order_relaxed);
-  *request = &r;
+  *request = &claim_request(c, slot, n, true);
   return kNcclSuccess;
 }
 
