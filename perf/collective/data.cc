@@ -33,6 +33,13 @@ void store(uint8_t* p, std::size_t i, float f, compress::Dtype d) {
 
 }  // namespace
 
+bool parse_collective_choice(const std::string& s, bool* allreduce, bool* alltoall) {
+  if (s != "allreduce" && s != "alltoall" && s != "both") return false;
+  *allreduce = s != "alltoall";
+  *alltoall = s != "allreduce";
+  return true;
+}
+
 bool parse_float_dtype(const std::string& s, compress::Dtype* out) {
   compress::Dtype d{};
   if (!compress::parse_dtype(s, &d) || !compress::is_float(d)) return false;

@@ -14,6 +14,8 @@ namespace squeeze::perf {
 
 // "float32" | "bfloat16" | "float16"; false for anything else.
 bool parse_float_dtype(const std::string& s, compress::Dtype* out);
+// --collective of both benchmarks: "allreduce", "alltoall" or "both"; false for anything else.
+bool parse_collective_choice(const std::string& s, bool* allreduce, bool* alltoall);
 
 // `elems` elements of data set `name` (see perf/common/traffic_gen.h) in dtype d. Pieces
 // from successive seeds are concatenated until `elems` are filled, so any count works.

@@ -94,9 +94,8 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--policy") o.policy = next();
     else if (a == "--collective") {
       std::string c = next();
-      if (c != "allreduce" && c != "alltoall" && c != "both") fail("--collective '" + c + "': expected allreduce, alltoall or both");
-      o.do_allreduce = c != "alltoall";
-      o.do_alltoall = c != "allreduce";
+      if (!parse_collective_choice(c, &o.do_allreduce, &o.do_alltoall))
+        fail("--collective '" + c + "': expected allreduce, alltoall or both");
     } else if (a == "-b" || a == "--min") o.min_bytes = bytes();
     else if (a == "-e" || a == "--max") o.max_bytes = bytes();
     else if (a == "-f" || a == "--factor") o.step_factor = static_cast<std::size_t>(parse_int(a, next(), 2, 1024));

@@ -174,9 +174,8 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--mode") o.mode_name = next(), work = false;
     else if (a == "--collective") {
       std::string c = next();
-      if (c != "allreduce" && c != "alltoall" && c != "both") fail("--collective '" + c + "': expected allreduce, alltoall or both");
-      o.do_allreduce = c != "alltoall";
-      o.do_alltoall = c != "allreduce";
+      if (!parse_collective_choice(c, &o.do_allreduce, &o.do_alltoall))
+        fail("--collective '" + c + "': expected allreduce, alltoall or both");
     } else if (a == "-b" || a == "--minbytes") o.min_bytes = bytes();
     else if (a == "-e" || a == "--maxbytes") o.max_bytes = bytes();
     else if (a == "-f" || a == "--stepfactor") o.step_factor = static_cast<std::size_t>(parse_int(a, next(), 2, 1024));

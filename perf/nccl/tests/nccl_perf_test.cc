@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compress/half.h"
+#include "perf/collective/data.h"
 #include "perf/nccl/expected.h"
 #include "perf/nccl/options.h"
 #include "perf/nccl/paths.h"
@@ -218,7 +219,18 @@ TEST(Options, RankArgvKeepsOnlyWorkOptions) {
   EXPECT_EQ(o.min_bytes, 64u << 10);
   EXPECT_EQ(o.gpus, (std::vector<int>{0, 1}));
   EXPECT_FALSE(o.do_allreduce);
+  EXPECT_TRUE(o.do_alltoall);
   EXPECT_EQ(o.work_args, (std::vector<std::string>{"-b", "64K", "--collective", "alltoall", "--json"}));
+}
+
+TEST(Options, CollectiveChoiceIsSharedWithSqueezePerf) {
+  bool ar = false, a2a = false;
+  ASSERT_TRUE(parse_collective_choice("both", &ar, &a2a));
+  EXPECT_TRUE(ar && a2a);
+  ASSERT_TRUE(parse_collective_choice("allreduce", &ar, &a2a));
+  EXPECT_TRUE(ar && !a2a);
+  EXPECT_FALSE(parse_collective_choice("reduce", &ar, &a2a));
+  EXPECT_TRUE(ar && !a2a) << "a bad name leaves the choice as it was";
 }
 
 TEST(Options, PolicyModeIsNamedAfterItsFile) {
