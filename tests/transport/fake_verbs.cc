@@ -14,21 +14,6 @@ namespace squeeze::transport::ib::fake {
 namespace {
 
 FakeVerbs::World* g_world = nullptr;
-using Lock = std::lock_guard<std::mutex>;
-
-int fail(int err) {
-  errno = err;
-  return err;
-}
-template <typename T>
-T* fail_null(int err) {
-  errno = err;
-  return nullptr;
-}
-
-FContext* ctx_of(ibv_context* c) { return reinterpret_cast<FContext*>(c); }
-FPd* pd_of(ibv_pd* p) { return reinterpret_cast<FPd*>(p); }
-FCq* cq_of(ibv_cq* c) { return reinterpret_cast<FCq*>(c); }
 
 ibv_device** get_device_list(int* num) {
   auto* w = world();

@@ -8,9 +8,6 @@
 namespace squeeze::transport::ib::fake {
 
 namespace {
-using Lock = std::lock_guard<std::mutex>;
-
-FQp* qp_of(ibv_qp* q) { return reinterpret_cast<FQp*>(q); }
 
 // Copies n bytes between the scatter/gather list (starting `off` bytes into it) and `other`.
 void copy_sges(const std::vector<ibv_sge>& sges, uint64_t off, uint8_t* other, uint64_t n, bool into_sges) {

@@ -7,23 +7,6 @@
 
 namespace squeeze::transport::ib::fake {
 
-namespace {
-using Lock = std::lock_guard<std::mutex>;
-
-int fail(int err) {
-  errno = err;
-  return err;
-}
-template <typename T>
-T* fail_null(int err) {
-  errno = err;
-  return nullptr;
-}
-FPd* pd_of(ibv_pd* p) { return reinterpret_cast<FPd*>(p); }
-FCq* cq_of(ibv_cq* c) { return reinterpret_cast<FCq*>(c); }
-FQp* qp_of(ibv_qp* q) { return reinterpret_cast<FQp*>(q); }
-}  // namespace
-
 ibv_qp* fake_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
   auto* w = world();
   Lock l(w->mu);

@@ -2,6 +2,7 @@
 // (each struct starts with the ibv_* struct the transport sees) and the world that owns them.
 #pragma once
 
+#include <cerrno>
 #include <deque>
 #include <map>
 #include <memory>
@@ -113,6 +114,23 @@ struct FakeVerbs::World {
 
 // The one live world (set by FakeVerbs' constructor).
 FakeVerbs::World* world();
+
+// Shared by the provider's files: a failed call sets errno as libibverbs does, and the table's
+// opaque handles are our objects.
+using Lock = std::lock_guard<std::mutex>;
+inline int fail(int err) {
+  errno = err;
+  return err;
+}
+template <typename T>
+T* fail_null(int err) {
+  errno = err;
+  return nullptr;
+}
+inline FContext* ctx_of(ibv_context* c) { return reinterpret_cast<FContext*>(c); }
+inline FPd* pd_of(ibv_pd* p) { return reinterpret_cast<FPd*>(p); }
+inline FCq* cq_of(ibv_cq* c) { return reinterpret_cast<FCq*>(c); }
+inline FQp* qp_of(ibv_qp* q) { return reinterpret_cast<FQp*>(q); }
 
 // Table entries defined outside fake_verbs.cc.
 ibv_qp* fake_create_qp(ibv_pd* pd, ibv_qp_init_attr* a);
