@@ -103,6 +103,17 @@ struct IbPair {
     if (st.ok() && !ok) return Status::Internal("timed out");
     return st;
   }
+
+  // One raw message of src (tag 3) from a to b; checks it arrived intact.
+  void transfer_raw(const std::vector<uint8_t>& src) {
+    std::vector<uint8_t> dst(src.size());
+    RecvItem ri{3, dst.data(), dst.size()};
+    int rs = -1, ss = -1;
+    ASSERT_TRUE(recv->post({&ri, 1}, &rs).ok());
+    ASSERT_TRUE(send->post({{3, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss).ok());
+    ASSERT_TRUE(complete(ss, rs, {}).ok());
+    EXPECT_TRUE(src == dst);
+  }
 };
 
 }  // namespace squeeze::transport::ib::fake

@@ -197,16 +197,8 @@ TEST(IbTransferMore, LargeMessagesSpreadOverEveryQp) {
   p.open(4);
   p.connect();
   const std::size_t n = (4 << 20) + 12345;
-  auto src = pattern(n, 77);
-  std::vector<uint8_t> dst(n);
   FakeCounters before = p.fake.counters();
-  RecvItem ri{3, dst.data(), n};
-  int rs = -1, ss = -1;
-  ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
-  ASSERT_TRUE(p.send->post({{3, PayloadKind::kRaw, n, n}, src.data(), nullptr}, &ss).ok());
-  Received got[1];
-  ASSERT_TRUE(p.complete(ss, rs, got).ok());
-  EXPECT_TRUE(src == dst);
+  p.transfer_raw(pattern(n, 77));
   FakeCounters after = p.fake.counters();
   // 1 CTS + 4 parts (three with an immediate each, QP 0's record with one).
   EXPECT_EQ(after.write_imms - before.write_imms, 5u);
@@ -221,15 +213,8 @@ TEST(IbTransferMore, PartsLongerThanThePortMaximumAreSplit) {
   p.open(2);
   p.connect();
   const std::size_t n = (1 << 20) + 5;
-  auto src = pattern(n, 3);
-  std::vector<uint8_t> dst(n);
   FakeCounters before = p.fake.counters();
-  RecvItem ri{3, dst.data(), n};
-  int rs = -1, ss = -1;
-  ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
-  ASSERT_TRUE(p.send->post({{3, PayloadKind::kRaw, n, n}, src.data(), nullptr}, &ss).ok());
-  ASSERT_TRUE(p.complete(ss, rs, {}).ok());
-  EXPECT_TRUE(src == dst);
+  p.transfer_raw(pattern(n, 3));
   FakeCounters after = p.fake.counters();
   EXPECT_EQ(after.writes + after.write_imms - before.writes - before.write_imms, 1u + 17u + 1u)
       << "a CTS, 17 writes of at most 64 KiB, a record";
