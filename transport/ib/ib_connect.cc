@@ -168,17 +168,9 @@ void set_stage(void* handle, Connecting* c) { std::memcpy(static_cast<uint8_t*>(
 
 Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const tcp::SockAddr& bind_to, void* handle,
                  std::unique_ptr<Listener>* listener) {
-  tcp::SockAddr addr = bind_to;
-  tcp::Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return Status::System("socket() for the ib control listener: " + tcp::errno_str(errno));
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
-    return Status::System("bind to " + addr.str() + ": " + tcp::errno_str(errno));
-  if (::listen(fd.get(), 16384) != 0) return Status::System("listen on " + addr.str() + ": " + tcp::errno_str(errno));
-  addr.len = sizeof(addr.storage);
-  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr.storage), &addr.len) != 0)
-    return Status::System("getsockname: " + tcp::errno_str(errno));
+  tcp::Fd fd;
+  tcp::SockAddr addr;
+  if (Status s = tcp::listen_on(bind_to, "the ib control listener", &fd, &addr); !s.ok()) return s;
   IbHandle h{addr, random_nonce()};
   write_handle(h, handle);
   *listener = std::make_unique<IbListener>(std::move(dev), opts, std::move(fd), h.nonce, addr.str());

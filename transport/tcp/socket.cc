@@ -123,4 +123,21 @@ Io read_once(int fd, void* buf, std::size_t len, std::size_t* n, int* err) {
   }
 }
 
+Status listen_on(const SockAddr& bind_to, const std::string& what, Fd* fd, SockAddr* bound) {
+  SockAddr addr = bind_to;
+  Fd f(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!f.valid()) return Status::System("socket() for " + what + ": " + errno_str(errno));
+  int one = 1;
+  setsockopt(f.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(f.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
+    return Status::System("bind to " + addr.str() + ": " + errno_str(errno));
+  if (::listen(f.get(), 16384) != 0) return Status::System("listen on " + addr.str() + ": " + errno_str(errno));
+  addr.len = sizeof(addr.storage);
+  if (getsockname(f.get(), reinterpret_cast<sockaddr*>(&addr.storage), &addr.len) != 0)
+    return Status::System("getsockname: " + errno_str(errno));
+  *fd = std::move(f);
+  *bound = addr;
+  return Status::Ok();
+}
+
 }  // namespace squeeze::transport::tcp

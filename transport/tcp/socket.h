@@ -58,4 +58,8 @@ Io read_once(int fd, void* buf, std::size_t len, std::size_t* n, int* err);
 
 std::string errno_str(int err);
 
+// A non-blocking listening socket bound to `bind_to` (port 0: any); *bound gets the address
+// it is listening on. `what` names it in the socket() error ("socket() for <what>: ...").
+Status listen_on(const SockAddr& bind_to, const std::string& what, Fd* fd, SockAddr* bound);
+
 }  // namespace squeeze::transport::tcp

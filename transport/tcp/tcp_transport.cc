@@ -122,17 +122,9 @@ void TcpTransport::describe() {
 Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
   if (dev < 0 || dev >= static_cast<int>(ifs_.size()))
     return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, " + std::to_string(ifs_.size()) + ")");
-  SockAddr addr = ifs_[dev].addr;
-  Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return Status::System("socket() for " + ifs_[dev].name + ": " + errno_str(errno));
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
-    return Status::System("bind to " + addr.str() + ": " + errno_str(errno));
-  if (::listen(fd.get(), 16384) != 0) return Status::System("listen on " + addr.str() + ": " + errno_str(errno));
-  addr.len = sizeof(addr.storage);
-  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr.storage), &addr.len) != 0)
-    return Status::System("getsockname: " + errno_str(errno));
+  Fd fd;
+  SockAddr addr;
+  if (Status s = listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
   uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);

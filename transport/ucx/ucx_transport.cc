@@ -54,17 +54,9 @@ class UcxTransport final : public Transport {
 
 Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
   if (dev != 0) return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, 1)");
-  tcp::SockAddr addr = itf_.addr;
-  tcp::Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return Status::System("socket() for " + itf_.name + ": " + tcp::errno_str(errno));
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
-    return Status::System("bind to " + addr.str() + ": " + tcp::errno_str(errno));
-  if (::listen(fd.get(), 16384) != 0) return Status::System("listen on " + addr.str() + ": " + tcp::errno_str(errno));
-  addr.len = sizeof(addr.storage);
-  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr.storage), &addr.len) != 0)
-    return Status::System("getsockname: " + tcp::errno_str(errno));
+  tcp::Fd fd;
+  tcp::SockAddr addr;
+  if (Status s = tcp::listen_on(itf_.addr, itf_.name, &fd, &addr); !s.ok()) return s;
   const uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
