@@ -5,7 +5,7 @@
 #include <cstring>
 #include <functional>
 
-#include "compress/half.h"
+#include "compress/float_element.h"
 #include "compress/quantize.h"
 
 namespace squeeze::perf::codec_bench {
@@ -55,26 +55,11 @@ bool applies(const Config& c, const Traffic& t, Dtype dtype) {
   return true;
 }
 
-namespace {
-
-float element(const uint8_t* b, Dtype d, std::size_t i) {
-  if (d == Dtype::kFloat32) {
-    float f;
-    std::memcpy(&f, b + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, b + 2 * i, 2);
-  return d == Dtype::kBfloat16 ? bf16_to_f32(h) : f16_to_f32(h);
-}
-
-}  // namespace
-
 double max_abs_err(const uint8_t* in, const uint8_t* out, Dtype d, std::size_t n) {
   double m = 0;
   const std::size_t es = dtype_size(d);
   for (std::size_t i = 0; i < n; ++i) {
-    const float x = element(in, d, i), y = element(out, d, i);
+    const float x = compress::float_element(in, d, i), y = compress::float_element(out, d, i);
     if (!std::isfinite(x)) {
       if (std::memcmp(in + es * i, out + es * i, es) != 0) return INFINITY;
       continue;

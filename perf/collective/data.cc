@@ -5,22 +5,12 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "compress/float_element.h"
 #include "compress/half.h"
 #include "perf/common/traffic_gen.h"
 
 namespace squeeze::perf {
 namespace {
-
-float load(const uint8_t* p, std::size_t i, compress::Dtype d) {
-  if (d == compress::Dtype::kFloat32) {
-    float f;
-    std::memcpy(&f, p + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, p + 2 * i, 2);
-  return d == compress::Dtype::kBfloat16 ? compress::bf16_to_f32(h) : compress::f16_to_f32(h);
-}
 
 void store(uint8_t* p, std::size_t i, float f, compress::Dtype d) {
   if (d == compress::Dtype::kFloat32) {
@@ -87,7 +77,7 @@ void reduce_add(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t el
     }
     return;
   }
-  for (std::size_t i = 0; i < elems; ++i) store(dst, i, load(a, i, d) + load(b, i, d), d);
+  for (std::size_t i = 0; i < elems; ++i) store(dst, i, compress::float_element(a, d, i) + compress::float_element(b, d, i), d);
 }
 
 namespace {
@@ -127,7 +117,7 @@ void compare_block(const uint8_t* got, const uint8_t* want, std::size_t n, compr
   for (std::size_t i = 0; i < n; ++i) {
     if (std::memcmp(got + es * i, want + es * i, es) == 0) continue;
     ++c->differing;
-    const float g = load(got, i, d), w = load(want, i, d);
+    const float g = compress::float_element(got, d, i), w = compress::float_element(want, d, i);
     double e = std::isnan(g) || std::isnan(w) ? (std::isnan(g) && std::isnan(w) ? 0.0 : NAN)
                                               : std::fabs(static_cast<double>(g) - static_cast<double>(w));
     if (std::isnan(e) || e > c->max_abs_err) c->max_abs_err = std::isnan(c->max_abs_err) ? c->max_abs_err : e;

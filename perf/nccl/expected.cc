@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "compress/float_element.h"
 #include "compress/half.h"
 
 namespace squeeze::perf::nccl {
@@ -12,20 +13,9 @@ namespace {
 
 using compress::Dtype;
 
-double load(const uint8_t* p, std::size_t i, Dtype d) {
-  if (d == Dtype::kFloat32) {
-    float f;
-    std::memcpy(&f, p + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, p + 2 * i, 2);
-  return d == Dtype::kBfloat16 ? compress::bf16_to_f32(h) : compress::f16_to_f32(h);
-}
-
 // float(a) + float(b), rounded to d: what NCCL's sum kernel writes for two ranks.
 bool same_as_pair_sum(const uint8_t* got, const uint8_t* a, const uint8_t* b, std::size_t i, Dtype d) {
-  const float s = static_cast<float>(load(a, i, d)) + static_cast<float>(load(b, i, d));
+  const float s = compress::float_element(a, d, i) + compress::float_element(b, d, i);
   if (d == Dtype::kFloat32) {
     uint32_t g;
     std::memcpy(&g, got + 4 * i, 4);
@@ -49,7 +39,7 @@ double unit_roundoff(Dtype d) {
 double value_range(const uint8_t* p, std::size_t first, std::size_t n, Dtype d) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (std::size_t i = first; i < first + n; ++i) {
-    const double v = load(p, i, d);
+    const double v = compress::float_element(p, d, i);
     if (!std::isfinite(v)) continue;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
@@ -156,11 +146,11 @@ CheckResult check_allreduce(const std::vector<const uint8_t*>& inputs, const uin
   for (std::size_t i = 0; i < count; ++i) {
     double s = 0, abs_sum = 0;
     for (std::size_t q = 0; q < n; ++q) {
-      const double x = load(inputs[q], i, d);
+      const double x = compress::float_element(inputs[q], d, i);
       s += x;
       abs_sum += std::fabs(x);
     }
-    const double g = load(got, i, d);
+    const double g = compress::float_element(got, d, i);
     const double err = std::isfinite(g) || !std::isfinite(s) ? std::fabs(g - s) : NAN;
     note_error(&r, err);
     const double rounding = (dn + 1) * u * abs_sum;
@@ -205,7 +195,7 @@ CheckResult check_alltoall(const uint8_t* want, const uint8_t* got, std::size_t 
     for (std::size_t i = 0; i < per_peer; ++i) {
       const std::size_t k = first + i;
       if (std::memcmp(want + k * es, got + k * es, es) == 0) continue;
-      const double w = load(want, k, d), g = load(got, k, d);
+      const double w = compress::float_element(want, d, k), g = compress::float_element(got, d, k);
       const double err = std::isfinite(g) || !std::isfinite(w) ? std::fabs(g - w) : NAN;
       note_error(&r, err);
       double tol = 0;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "compress/float_element.h"
 #include "compress/half.h"
 
 namespace squeeze::testdata {
@@ -108,14 +109,7 @@ inline std::vector<uint8_t> to_dtype(const std::vector<float>& v, Dtype d) {
 
 // Element i of a float buffer in dtype d, widened to float.
 inline float element(const uint8_t* data, Dtype d, std::size_t i) {
-  if (d == Dtype::kFloat32) {
-    float f;
-    std::memcpy(&f, data + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, data + 2 * i, 2);
-  return d == Dtype::kBfloat16 ? compress::bf16_to_f32(h) : compress::f16_to_f32(h);
+  return compress::float_element(data, d, i);
 }
 
 // Raw bits of element i (for exact NaN/Inf pass-through checks).

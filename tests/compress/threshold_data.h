@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "compress/float_element.h"
 #include "compress/half.h"
 
 namespace squeeze::compress::testgen {
@@ -36,14 +37,7 @@ inline std::vector<uint8_t> as_dtype(const std::vector<float>& f, Dtype d) {
 
 // Element i of a dtype-d buffer as float.
 inline float element(const std::vector<uint8_t>& buf, Dtype d, std::size_t i) {
-  if (d == Dtype::kFloat32) {
-    float f;
-    std::memcpy(&f, &buf[4 * i], 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, &buf[2 * i], 2);
-  return d == Dtype::kBfloat16 ? bf16_to_f32(h) : f16_to_f32(h);
+  return float_element(buf.data(), d, i);
 }
 
 inline std::vector<uint8_t> random_bytes(std::size_t n, uint64_t seed) {

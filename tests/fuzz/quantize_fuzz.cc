@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "compress/half.h"
+#include "compress/float_element.h"
 #include "compress/quantize.h"
 
 using namespace squeeze::compress;
@@ -18,13 +18,6 @@ using namespace squeeze::compress;
 namespace {
 
 constexpr Dtype kDtypes[] = {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16};
-
-float element(const uint8_t* p, Dtype d, std::size_t i) {
-  if (d == Dtype::kFloat32) return f32_from_bits(static_cast<uint32_t>(p[4 * i]) | p[4 * i + 1] << 8 |
-                                                 p[4 * i + 2] << 16 | static_cast<uint32_t>(p[4 * i + 3]) << 24);
-  const auto h = static_cast<uint16_t>(p[2 * i] | p[2 * i + 1] << 8);
-  return d == Dtype::kBfloat16 ? bf16_to_f32(h) : f16_to_f32(h);
-}
 
 void decode(const uint8_t* data, std::size_t size) {
   if (size < 6) return;
@@ -66,7 +59,7 @@ void round_trip(const uint8_t* data, std::size_t size) {
     if (q.mode == BoundMode::kRelRow && i % q.row_length == 0) {
       eb = quantize_row_bound(q, d, values + i * es, std::min<std::size_t>(q.row_length, n - i));
     }
-    const float x = element(values, d, i), y = element(out.data(), d, i);
+    const float x = float_element(values, d, i), y = float_element(out.data(), d, i);
     if (std::isfinite(x)) {
       if (!(std::fabs(static_cast<double>(x) - static_cast<double>(y)) <= eb)) std::abort();
     } else if (std::memcmp(values + i * es, out.data() + i * es, es) != 0) {
