@@ -110,7 +110,7 @@ void PaysController::add_saturated_locked(double bytes_per_s) {
 }
 
 PaysController::View PaysController::view_locked(const CodecState& s) const {
-  return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), s.compressing, s.samples};
+  return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), s.compressing};
 }
 
 PaysController::View PaysController::view(compress::CodecId codec) const {

@@ -39,7 +39,6 @@ class PaysController {
   struct View {
     double encode_Bps, decode_Bps, ratio, link_Bps, speedup;
     bool compressing;
-    uint64_t samples;
   };
 
   // True: compress this message. False: send it raw (a bypass). When this call switched the
