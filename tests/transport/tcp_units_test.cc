@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -96,51 +97,80 @@ TEST(SlotRing, HandsOutEverySlotOnceThenRefuses) {
   EXPECT_EQ(ring.order().size(), 5u);
 }
 
-// The pays controller counts each rate sample once: reading TCP_INFO twice without a new
-// delivery in between must not look like two samples.
-TEST(LinkRate, ANewSampleOnlyAfterNewDeliveries) {
-  Fd listener(socket(AF_INET, SOCK_STREAM, 0));
-  ASSERT_GE(listener.get(), 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(listener.get(), 1), 0);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
-  Fd client(socket(AF_INET, SOCK_STREAM, 0));
-  ASSERT_EQ(connect(client.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  Fd server(accept(listener.get(), nullptr, nullptr));
-  ASSERT_GE(server.get(), 0);
+// The pays controller's link speed: one sample per window of a few milliseconds of busy
+// time, counted once. Reading TCP_INFO again without new traffic gives no new sample, and a
+// window the connection mostly sat idle in is only a lower bound (bursts).
+class LinkRateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Fd listener(socket(AF_INET, SOCK_STREAM, 0));
+    ASSERT_GE(listener.get(), 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(listener.get(), 1), 0);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
+    Fd client(socket(AF_INET, SOCK_STREAM, 0));
+    ASSERT_EQ(connect(client.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    server_ = Fd(accept(listener.get(), nullptr, nullptr));
+    ASSERT_GE(server_.get(), 0);
+    s_ = std::make_unique<TcpSendComm>(std::move(client), "loopback");
+    drain_ = std::thread([this] {
+      std::vector<uint8_t> sink(1 << 16);
+      while (read(server_.get(), sink.data(), sink.size()) > 0) {
+      }
+    });
+  }
+  void TearDown() override {
+    s_.reset();  // closes the client: the drain sees end of file
+    if (drain_.joinable()) drain_.join();
+  }
+  // Sends `bytes` and waits until they are written.
+  void send(std::size_t bytes) {
+    std::vector<uint8_t> payload(bytes, 0x5a);
+    SendItem item;
+    item.header.payload_bytes = item.header.original_bytes = payload.size();
+    item.data = payload.data();
+    int slot = -1;
+    ASSERT_TRUE(s_->post(item, &slot).ok());
+    ASSERT_GE(slot, 0);
+    bool done = false;
+    while (!done) ASSERT_TRUE(s_->test(slot, &done).ok());
+    s_->release(slot);
+  }
+  Fd server_;
+  std::unique_ptr<TcpSendComm> s_;
+  std::thread drain_;
+};
 
-  TcpSendComm s(std::move(client), "loopback");
-  std::vector<uint8_t> payload(4u << 20, 0x5a);
-  SendItem item;
-  item.header.payload_bytes = item.header.original_bytes = payload.size();
-  item.data = payload.data();
-  std::thread drain([&] {
-    std::vector<uint8_t> sink(1 << 16);
-    std::size_t got = 0;
-    while (got < payload.size() + kWireHeaderBytes) {
-      ssize_t n = read(server.get(), sink.data(), sink.size());
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-  });
-  int slot = -1;
-  ASSERT_TRUE(s.post(item, &slot).ok());
-  bool done = false;
-  while (!done) ASSERT_TRUE(s.test(slot, &done).ok());
-  drain.join();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let delayed ACKs land
+TEST_F(LinkRateTest, OneSamplePerWindowOfBusyTime) {
+  LinkSample got;
+  bool fresh = false;
+  for (int i = 0; i < 2000 && !fresh; ++i) {  // 16 MiB a round: a few ms busy, however fast
+    send(16u << 20);
+    ASSERT_TRUE(s_->link_rate(&got)) << "Linux reports TCP_INFO's busy time and bytes acked since 4.10";
+    fresh = got.fresh;
+  }
+  ASSERT_TRUE(fresh) << "no window closed";
+  EXPECT_GT(got.bytes_per_s, 0);
+  LinkSample again;
+  ASSERT_TRUE(s_->link_rate(&again));
+  EXPECT_FALSE(again.fresh) << "nothing was sent since the last sample";
+}
 
-  LinkSample first, again;
-  ASSERT_TRUE(s.link_rate(&first)) << "Linux reports TCP_INFO's delivery rate since 4.18";
-  EXPECT_TRUE(first.fresh);
-  EXPECT_GT(first.bytes_per_s, 0);
-  ASSERT_TRUE(s.link_rate(&again));
-  EXPECT_FALSE(again.fresh) << "nothing was delivered since the last read: the same sample";
-  EXPECT_EQ(again.bytes_per_s, first.bytes_per_s);
+TEST_F(LinkRateTest, AWindowMostlyIdleIsALowerBound) {
+  LinkSample got;
+  bool fresh = false;
+  for (int i = 0; i < 2000 && !fresh; ++i) {
+    send(1u << 20);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // idle far longer than busy
+    ASSERT_TRUE(s_->link_rate(&got));
+    fresh = got.fresh;
+  }
+  ASSERT_TRUE(fresh) << "no window closed";
+  EXPECT_TRUE(got.lower_bound) << "bursts with long pauses between them measure the wire, not a token bucket";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -51,7 +52,8 @@ class SlotRing {
 class TcpSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;
-  TcpSendComm(Fd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
+  TcpSendComm(Fd fd, std::string peer)
+      : fd_(std::move(fd)), peer_(std::move(peer)), last_at_(std::chrono::steady_clock::now()) {}
   Status post(const SendItem& item, int* slot) override;
   Status test(int slot, bool* done) override;
   void release(int slot) override { ring_.release(slot); }
@@ -72,7 +74,8 @@ class TcpSendComm final : public SendComm {
   std::string peer_;
   SlotRing<Op, kSlots> ring_;
   Status error_;
-  TcpRate last_;  // the kernel's counters at the last link_rate
+  TcpRate last_;  // the kernel's counters when the last link sample was taken
+  std::chrono::steady_clock::time_point last_at_;  // and when
 };
 
 class TcpRecvComm final : public RecvComm {

@@ -18,6 +18,7 @@ bool tcp_delivery_rate(int fd, TcpRate* out) {
   out->bytes_per_s = info.tcpi_delivery_rate;
   out->app_limited = info.tcpi_delivery_rate_app_limited != 0;
   out->delivered = info.tcpi_delivered;
+  out->bytes_acked = info.tcpi_bytes_acked;
   out->busy_us = info.tcpi_busy_time;
   out->rwnd_limited_us = info.tcpi_rwnd_limited;
   out->sndbuf_limited_us = info.tcpi_sndbuf_limited;

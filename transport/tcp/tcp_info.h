@@ -9,6 +9,7 @@ struct TcpRate {
   uint64_t bytes_per_s = 0;  // the kernel's latest rate sample, microsecond timing
   bool app_limited = false;  // that sample was application-limited: only a lower bound on the link
   uint64_t delivered = 0;    // packets delivered so far (a new value means a new sample)
+  uint64_t bytes_acked = 0;  // cumulative
   // Cumulative microseconds: with data in flight, and of those, limited by the receiver's
   // window or by the send buffer (the kernel's chrono counters, Linux 4.10+).
   uint64_t busy_us = 0, rwnd_limited_us = 0, sndbuf_limited_us = 0;
