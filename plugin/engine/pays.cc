@@ -8,13 +8,23 @@ namespace {
 constexpr double kAlpha = 0.2;
 double ewma(double old, double sample, uint64_t n) { return n == 0 ? sample : old + kAlpha * (sample - old); }
 std::size_t idx(compress::CodecId c) { return static_cast<std::size_t>(c) & 7u; }
+// The decode share forgets old traffic: once the two byte counts pass this, both halve.
+constexpr double kShareMemoryBytes = 1024.0 * 1024 * 1024;
+void count_bytes(double* add_to, double bytes, double* other) {
+  *add_to += bytes;
+  if (*add_to + *other <= kShareMemoryBytes) return;
+  *add_to *= 0.5;
+  *other *= 0.5;
+}
 }  // namespace
 
 double PaysController::speedup_locked(const CodecState& s) const {
   if (link_samples_ == 0 || link_ <= 0) return 0;  // link speed unknown: not yet
   double w = std::max(1, cfg_.workers);
   double dec = s.dec_samples ? s.dec : s.enc;  // no local decodes yet: assume symmetric
-  return std::min({s.ratio, w * s.enc / link_, w * dec / link_});
+  if (s.enc <= 0 || dec <= 0) return 0;
+  const double cpu_seconds_per_byte = 1 / s.enc + decode_share_locked() / dec;
+  return std::min({s.ratio, w / (link_ * cpu_seconds_per_byte), w * dec / link_});
 }
 
 bool PaysController::should_compress(compress::CodecId codec, std::optional<View>* switched) {
@@ -74,6 +84,18 @@ void PaysController::record_decode(compress::CodecId codec, uint64_t bytes_out, 
   ++s.dec_samples;
 }
 
+void PaysController::record_sent(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  count_bytes(&sent_, static_cast<double>(bytes), &received_);
+}
+
+void PaysController::record_received(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  count_bytes(&received_, static_cast<double>(bytes), &sent_);
+}
+
+double PaysController::decode_share_locked() const { return sent_ > 0 ? received_ / sent_ : 0; }
+
 void PaysController::record_link(uint64_t wire_bytes, double busy_seconds) {
   if (wire_bytes == 0 || busy_seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -110,7 +132,8 @@ void PaysController::add_saturated_locked(double bytes_per_s) {
 }
 
 PaysController::View PaysController::view_locked(const CodecState& s) const {
-  return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), s.compressing};
+  return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), decode_share_locked(),
+          s.compressing};
 }
 
 PaysController::View PaysController::view(compress::CodecId codec) const {

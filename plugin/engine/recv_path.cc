@@ -147,8 +147,11 @@ nccl_result_t Net::test_recv(RecvComm* c, Request* r, int* done, int* sizes) {
   if (js == JobState::kFailed) {
     SQ_WARN("corrupt or undecodable frame: %s", r->job_error.c_str());
     rc = kNcclRemoteError;
-  } else if (sizes != nullptr) {
-    for (int i = 0; i < r->n; ++i) sizes[i] = clamp_int(r->got[i].header.original_bytes);
+  } else {
+    if (sizes != nullptr)
+      for (int i = 0; i < r->n; ++i) sizes[i] = clamp_int(r->got[i].header.original_bytes);
+    if (!r->gpu && pays_ != nullptr)  // what the codec threads decode when the peers compress
+      for (int i = 0; i < r->n; ++i) pays_->record_received(r->got[i].header.original_bytes);
   }
   c->t->release(r->slot);
   r->comm = nullptr;

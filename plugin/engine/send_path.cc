@@ -74,12 +74,13 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m, bool 
     return;
   }
   if (!gpu && net.pays() != nullptr) {
+    net.pays()->record_sent(r.size);
     std::optional<PaysController::View> sw;
     const bool compress = net.pays()->should_compress(params->codec, &sw);
     if (sw) {
-      SQ_INFO(kSubsysNet, "%s %s: speedup %.2f (ratio %.2f, encode %.3f GB/s, decode %.3f GB/s, link %.3f GB/s)",
+      SQ_INFO(kSubsysNet, "%s %s: speedup %.2f (ratio %.2f, encode %.3f GB/s, decode %.3f GB/s x %.2f per byte sent, link %.3f GB/s)",
               compress::codec_name(params->codec), sw->compressing ? "pays, compressing" : "does not pay, sending raw",
-              sw->speedup, sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->link_Bps * 1e-9);
+              sw->speedup, sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->decode_share, sw->link_Bps * 1e-9);
     }
     if (!compress) {
       if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kNotWorthIt);
@@ -246,9 +247,9 @@ void Net::progress_send(SendComm* c) {
 }
 
 // Feeds the pays controller with the link's delivery rate. The transport's own measure (TCP:
-// the kernel's rate sampler) sees the link itself; without it, the bytes that completed over
-// the wall time since the last sample are a rough lower bound, which a deep socket buffer
-// can inflate.
+// the bytes the kernel saw acknowledged over the connection's busy time) sees the link
+// itself; without it, the bytes that completed over the wall time since the last sample are
+// a rough lower bound, which a deep socket buffer can inflate.
 void Net::sample_link(SendComm* c) {
   auto now = Clock::now();
   transport::LinkSample ls;

@@ -82,6 +82,41 @@ TEST(Pays, CompressesWhileLearningThenBypassesAFastLink) {
   EXPECT_NEAR(p.view(q).speedup, (1 << 20) / 1e-3 / (10.0 * (1 << 30)), 1e-9) << "min(ratio, encode/link, decode/link)";
 }
 
+TEST(Pays, ARankThatAlsoReceivesPaysForEncodeAndDecodeOnTheSameThreads) {
+  // Measured at 10 Gbit/s (tc tbf, 8.4 Gbit/s achieved) in an all-to-all: encode 2.3 GB/s,
+  // decode 3.8 GB/s, link 1.28 GB/s. Each rank encodes what it sends and decodes as much
+  // that it receives, on one codec thread, so it cannot send faster than 1/(1/2.3 + 1/3.8)
+  // = 1.43 GB/s: 1.12x, not the 1.80x that encode/link alone promises, and compressing lost.
+  auto q = compress::CodecId::kQuantize;
+  PaysController both({.workers = 1, .warmup = 1, .link_warmup = 1});
+  PaysController sender({.workers = 1, .warmup = 1, .link_warmup = 1});
+  for (PaysController* p : {&both, &sender}) {
+    p->record_link_rate(1.28e9, false);
+    p->record_encode(q, 8 << 20, 1 << 20, (8 << 20) / 2.3e9);
+    p->record_decode(q, 8 << 20, (8 << 20) / 3.8e9);  // a probe of the peer's
+    p->record_sent(8 << 20);
+  }
+  both.record_received(8 << 20);
+  EXPECT_NEAR(both.view(q).decode_share, 1.0, 1e-12);
+  EXPECT_NEAR(both.view(q).speedup, 1 / (1.28e9 * (1 / 2.3e9 + 1 / 3.8e9)), 1e-9);
+  EXPECT_FALSE(both.should_compress(q)) << "1.12x is below start_above";
+  EXPECT_NEAR(sender.view(q).decode_share, 0.0, 1e-12);
+  EXPECT_NEAR(sender.view(q).speedup, 2.3 / 1.28, 1e-9) << "a rank that only sends pays only the encode";
+  EXPECT_TRUE(sender.should_compress(q));
+  // On a 1 Gbit/s link the codecs keep up with room to spare: the ratio limits.
+  PaysController slow({.workers = 1, .warmup = 1, .link_warmup = 1});
+  slow.record_link_rate(117e6, false);
+  slow.record_encode(q, 8 << 20, 1 << 20, (8 << 20) / 2.3e9);
+  slow.record_decode(q, 8 << 20, (8 << 20) / 3.8e9);
+  slow.record_sent(8 << 20);
+  slow.record_received(8 << 20);
+  EXPECT_NEAR(slow.view(q).speedup, 8.0, 1e-9);
+  EXPECT_TRUE(slow.should_compress(q));
+  // The share forgets: after much one-way traffic the old receives hardly count.
+  for (int i = 0; i < 400; ++i) both.record_sent(8 << 20);
+  EXPECT_LT(both.view(q).decode_share, 0.02);
+}
+
 TEST(Pays, MeasuresTheCodecWithWarmupEncodesEvenWithMessagesInFlight) {
   PaysController p({.warmup = 2, .probe_every = 32, .link_warmup = 1});
   auto q = compress::CodecId::kQuantize;
