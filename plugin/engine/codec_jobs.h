@@ -14,6 +14,9 @@ namespace squeeze::plugin {
 inline constexpr std::size_t kInlineCodecBytes = 64 * 1024;
 // Bytes between two measurements of the link's delivery rate.
 inline constexpr uint64_t kLinkSampleBytes = 256u << 10;
+// Without the transport's own measure, a link sample spans at least this much wall time (TCP's
+// span 5 ms of busy time), so that one sample is enough to judge by.
+inline constexpr double kLinkWindowSeconds = 0.005;
 
 // Encodes r->data into r->frame (frame_bytes, encode_ns).
 void run_encode_job(void* request) noexcept;

@@ -248,8 +248,8 @@ void Net::progress_send(SendComm* c) {
 
 // Feeds the pays controller with the link's delivery rate. The transport's own measure (TCP:
 // the bytes the kernel saw acknowledged over the connection's busy time) sees the link
-// itself; without it, the bytes that completed over the wall time since the last sample are
-// a rough lower bound, which a deep socket buffer can inflate.
+// itself; without it, the bytes that completed over the wall time since the last sample
+// (at least kLinkWindowSeconds) are a rough lower bound, which a deep socket buffer can inflate.
 void Net::sample_link(SendComm* c) {
   auto now = Clock::now();
   transport::LinkSample ls;
@@ -259,7 +259,9 @@ void Net::sample_link(SendComm* c) {
       SQ_TRACE("link sample: %.3f GB/s%s", ls.bytes_per_s * 1e-9, ls.lower_bound ? " (a lower bound: the ends, not the network, held it back)" : "");
     }
   } else {
-    pays_->record_link(c->busy_bytes, std::chrono::duration<double>(now - c->busy_since).count());
+    const double seconds = std::chrono::duration<double>(now - c->busy_since).count();
+    if (seconds < kLinkWindowSeconds) return;  // the window goes on, as TCP's does
+    pays_->record_link(c->busy_bytes, seconds);
   }
   c->busy_bytes = 0;
   c->busy_since = now;
