@@ -95,8 +95,8 @@ Status TcpSendComm::test(int slot, bool* done) {
 // holds back. A few milliseconds of busy time average that out, and the bucket's burst (its
 // depth, 1.25 MB at 10 Gbit/s) is a small part of a window.
 bool TcpSendComm::link_rate(LinkSample* sample) {
-  TcpRate r;
-  if (!tcp_delivery_rate(fd_.get(), &r)) return false;
+  TcpCounters r;
+  if (!tcp_counters(fd_.get(), &r)) return false;
   sample->fresh = false;
   const uint64_t busy = r.busy_us - last_.busy_us;
   if (busy < kLinkWindowUs || r.bytes_acked == last_.bytes_acked) return true;  // the window goes on

@@ -74,7 +74,7 @@ class TcpSendComm final : public SendComm {
   std::string peer_;
   SlotRing<Op, kSlots> ring_;
   Status error_;
-  TcpRate last_;  // the kernel's counters when the last link sample was taken
+  TcpCounters last_;  // the kernel's counters when the last link sample was taken
   std::chrono::steady_clock::time_point last_at_;  // and when
 };
 

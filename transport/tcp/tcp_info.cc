@@ -9,15 +9,12 @@
 
 namespace squeeze::transport::tcp {
 
-bool tcp_delivery_rate(int fd, TcpRate* out) {
+bool tcp_counters(int fd, TcpCounters* out) {
   struct tcp_info info {};
   socklen_t len = sizeof(info);
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return false;
   if (len < offsetof(tcp_info, tcpi_delivered) + sizeof(info.tcpi_delivered)) return false;
-  if (info.tcpi_delivery_rate == 0) return false;  // no sample yet
-  out->bytes_per_s = info.tcpi_delivery_rate;
-  out->app_limited = info.tcpi_delivery_rate_app_limited != 0;
-  out->delivered = info.tcpi_delivered;
+  if (info.tcpi_delivery_rate == 0) return false;  // nothing delivered yet
   out->bytes_acked = info.tcpi_bytes_acked;
   out->busy_us = info.tcpi_busy_time;
   out->rwnd_limited_us = info.tcpi_rwnd_limited;
