@@ -26,13 +26,7 @@ namespace {
 // The last n < 8 elements, by quantize_one compiled for the baseline target (no FMA there).
 template <Dtype D>
 __attribute__((noinline)) bool tail(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
-  bool every = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    bool good;
-    codes[i] = qmath::quantize_one<D>(v[i], p, &good);
-    every &= good;
-  }
-  return every;
+  return qmath::quantize_each<D>(v, n, p, codes);
 }
 
 // GCC 12 warns that the undefined pass-through operand inside _mm512_cvtps_pd,

@@ -111,13 +111,8 @@ SQUEEZE_KERNEL bool quantize_run(const float* v, std::size_t n, const qmath::Par
     std::memcpy(codes + i, &c, sizeof c);
     all &= good;
   }
-  bool every = (all[0] & all[1] & all[2] & all[3]) != 0;
-  for (; i < n; ++i) {
-    bool good;
-    codes[i] = qmath::quantize_one<D>(v[i], p, &good);
-    every &= good;
-  }
-  return every;
+  const bool every = (all[0] & all[1] & all[2] & all[3]) != 0;
+  return qmath::quantize_each<D>(v + i, n - i, p, codes + i) && every;  // the tail always runs
 }
 
 }  // namespace squeeze::compress::qkern

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "compress/codec.h"
@@ -141,6 +142,20 @@ SQUEEZE_HD inline int32_t quantize_one(float xf, const Params& p, bool* ok) {
   r = good ? r : 0.0;
   *ok = good;
   return static_cast<int32_t>(r);
+}
+
+// quantize_one over v[0, n): the codes, and true when every element meets the bound. The
+// scalar path, and the vector kernels' last few elements.
+template <Dtype D>
+inline bool quantize_each(const float* v, std::size_t n, const Params& params, int32_t* codes) {
+  const Params p = params;  // a local copy: the stores to codes cannot change it
+  bool every = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool good;
+    codes[i] = quantize_one<D>(v[i], p, &good);
+    every &= good;
+  }
+  return every;
 }
 
 }  // namespace squeeze::compress::qmath

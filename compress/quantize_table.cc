@@ -30,18 +30,6 @@ SQUEEZE_AVX2 bool quantize_avx2(const float* v, std::size_t n, const qmath::Para
   return qkern::quantize_run<D>(v, n, p, codes);
 }
 
-template <Dtype D>
-bool quantize_scalar(const float* v, std::size_t n, const qmath::Params& params, int32_t* codes) {
-  const qmath::Params p = params;
-  bool all = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    bool good;
-    codes[i] = qmath::quantize_one<D>(v[i], p, &good);
-    all &= good;
-  }
-  return all;
-}
-
 // Branch-free, so it vectorizes (with gathers where the target has them).
 inline __attribute__((always_inline)) bool lookup_run(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo,
                                                       uint32_t m, int32_t* codes) {
@@ -169,7 +157,7 @@ bool quantize_codes(const float* v, std::size_t n, const qmath::Params& p, int32
     case qsimd::Level::kAvx2: return quantize_avx2<D>(v, n, p, codes);
     case qsimd::Level::kScalar: break;
   }
-  return quantize_scalar<D>(v, n, p, codes);
+  return qmath::quantize_each<D>(v, n, p, codes);
 }
 
 template <Dtype D>
