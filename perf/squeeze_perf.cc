@@ -81,6 +81,7 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
                    ? "on (ncclProfiler_v5 found in the plugin)"
                    : "unavailable: the plugin exports no ncclProfiler_v5, so its dtype is unknown";
   info.chain_active = o.chain && lib.profiler() != nullptr;
+  info.gpu_copies = o.gpu_copies;
   const bool root = rank == 0;
 
   // The first init makes the plugin discover its devices.

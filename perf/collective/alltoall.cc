@@ -14,6 +14,32 @@
 
 namespace squeeze::perf {
 
+std::size_t alltoall_fifo_bytes(const AlltoAllParams& p, std::size_t block) {
+  if (!p.gpu_copies) return static_cast<std::size_t>(kSteps) * p.chunk_bytes;
+  return std::max<std::size_t>(1, (block + p.chunk_bytes - 1) / p.chunk_bytes) * p.chunk_bytes;
+}
+
+void alltoall_stage(Communicator& comm, const uint8_t* in, std::size_t block) {
+  const int n = comm.nranks(), r = comm.rank();
+  for (int i = 1; i < n && block != 0; ++i) {
+    const int q = (r + i) % n;
+    std::memcpy(comm.send_conn(q).simple, in + static_cast<std::size_t>(q) * block, block);
+  }
+}
+
+void alltoall_collect(Communicator& comm, const uint8_t* in, uint8_t* out, std::size_t block) {
+  const int n = comm.nranks(), r = comm.rank();
+  if (block == 0) return;
+  for (int i = 1; i < n; ++i) {
+    const int q = (r + n - i) % n;
+    uint8_t* fifo = comm.recv_conn(q).simple;
+    std::memcpy(out + static_cast<std::size_t>(q) * block, fifo, block);
+    std::memset(fifo, 0, block);
+  }
+  const auto ur = static_cast<std::size_t>(r);
+  std::memcpy(out + ur * block, in + ur * block, block);
+}
+
 void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, uint8_t* out, std::size_t count,
               compress::Dtype d, const char* nccl_dtype) {
   const int n = comm.nranks(), r = comm.rank();
@@ -22,7 +48,7 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
   // The rank's own block: NCCL copies it on the GPU while the proxy moves the network
   // blocks, so here it is copied piecewise whenever the network loop has nothing to do, and
   // whatever is left once the network blocks are done.
-  std::size_t self_done = 0;
+  std::size_t self_done = p.gpu_copies ? block : 0;  // gpu_copies: alltoall_collect copies it
   auto copy_self = [&](std::size_t limit) {
     const std::size_t len = std::min(limit, block - self_done);
     if (len != 0) std::memcpy(out + ur * block + self_done, in + ur * block + self_done, len);
@@ -34,6 +60,7 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
     return;
   }
   const std::size_t nmsg = (block + p.chunk_bytes - 1) / p.chunk_bytes;
+  const std::size_t addr_slots = p.gpu_copies ? nmsg : 0;  // 0: the FIFO's kSteps slots
 
   ProfChain& ch = comm.chain();
   void* api = ch.coll_api("AlltoAll", count, nccl_dtype);
@@ -79,8 +106,10 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
   for (Peer& pe : peers) {
     pe.send_op = ch.proxy_op(pe.send_task, pe.rank, static_cast<int>(nmsg), chunk, true);
     pe.recv_op = ch.proxy_op(pe.recv_task, pe.rank, static_cast<int>(nmsg), chunk, false);
-    pe.sp = std::make_unique<SendPipe>(comm, comm.send_conn(pe.rank), p.chunk_bytes, kSteps, pe.send_op, attrs);
-    pe.rp = std::make_unique<RecvPipe>(comm, comm.recv_conn(pe.rank), p.chunk_bytes, kSteps, nmsg, pe.recv_op, attrs);
+    pe.sp = std::make_unique<SendPipe>(comm, comm.send_conn(pe.rank), p.chunk_bytes, kSteps, pe.send_op, attrs,
+                                       addr_slots);
+    pe.rp = std::make_unique<RecvPipe>(comm, comm.recv_conn(pe.rank), p.chunk_bytes, kSteps, nmsg, pe.recv_op, attrs,
+                                       addr_slots);
   }
 
   auto last_move = std::chrono::steady_clock::now();
@@ -90,7 +119,7 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
       const std::size_t off = static_cast<std::size_t>(pe.rank) * block;
       while (pe.filled < nmsg && pe.sp->can_fill()) {
         const std::size_t b = pe.filled * p.chunk_bytes, len = std::min(p.chunk_bytes, block - b);
-        std::memcpy(pe.sp->fill_slot(), in + off + b, len);
+        if (!p.gpu_copies) std::memcpy(pe.sp->fill_slot(), in + off + b, len);
         pe.sp->push(len);
         ++pe.filled;
         moved = true;
@@ -103,7 +132,7 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
           throw std::runtime_error("rank " + std::to_string(r) + ": all-to-all message " + std::to_string(pe.consumed) +
                                    " from rank " + std::to_string(pe.rank) + " has " +
                                    std::to_string(pe.rp->size(pe.consumed)) + " bytes, expected " + std::to_string(len));
-        std::memcpy(out + off + b, pe.rp->data(pe.consumed), len);
+        if (!p.gpu_copies) std::memcpy(out + off + b, pe.rp->data(pe.consumed), len);
         pe.rp->release(pe.consumed++);
         moved = true;
       }

@@ -40,6 +40,12 @@ Work:
   --chain on|off           play NCCL's profiler chain (default on); off = dtype unknown
   --step BYTES             SIMPLE step size of ring connections (default 512K)
   --p2p-chunk BYTES        all-to-all message size (default 128K)
+  --copies cpu|gpu         all-to-all only. cpu (default): the copies NCCL's GPU kernels
+                           make (user buffer to FIFO slot and back, the rank's own block)
+                           are made on the CPU inside the timed region. gpu: they are made
+                           before and after it, as on a host whose GPU makes them; each
+                           connection's FIFO then spans the whole block, while messages,
+                           sizes, the 8 in flight and their order stay the same
   --seed N                 input seed (default 1)
   --timeout S              seconds without progress before a rank gives up (default 120)
 Output:
@@ -111,6 +117,10 @@ Options parse_options(int argc, char** argv) {
       std::string v = next();
       if (v != "on" && v != "off") fail("--chain '" + v + "': expected on or off");
       o.chain = v == "on";
+    } else if (a == "--copies") {
+      const std::string v = next();
+      if (v != "cpu" && v != "gpu") fail("--copies '" + v + "': expected cpu or gpu");
+      o.gpu_copies = v == "gpu";
     } else if (a == "--step") o.step_bytes = bytes();
     else if (a == "--p2p-chunk") o.p2p_chunk = bytes();
     else if (a == "--seed") o.seed = static_cast<uint64_t>(parse_int(a, next(), 0, 1L << 62));

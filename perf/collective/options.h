@@ -28,6 +28,10 @@ struct Options {
   bool chain = true;            // play the profiler chain (how --dtype reaches the plugin)
   std::size_t step_bytes = 512 * 1024;   // ring SIMPLE step (NCCL_BUFFSIZE / 8)
   std::size_t p2p_chunk = 128 * 1024;    // all-to-all message size (NCCL_P2P_NET_CHUNKSIZE)
+  // false (--copies cpu): the all-to-all makes the copies NCCL's GPU kernels make (user buffer
+  // <-> FIFO slot, own block) on the CPU, inside the timed region. true (--copies gpu): they
+  // stay out of it, as on a host whose GPU makes them (alltoall.h).
+  bool gpu_copies = false;
   uint64_t seed = 1;
   bool json = false;
   bool check = false;

@@ -18,9 +18,9 @@ void check(int rc, const std::string& what) {
 }  // namespace
 
 SendPipe::SendPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, void* op_event,
-                   XferAttrs attrs)
+                   XferAttrs attrs, std::size_t addr_slots)
     : comm_(comm), conn_(conn), base_(conn.simple), slot_bytes_(slot_bytes), op_event_(op_event), attrs_(attrs),
-      msgs_(static_cast<std::size_t>(nslots)) {}
+      msgs_(static_cast<std::size_t>(nslots)), addr_slots_(addr_slots != 0 ? addr_slots : msgs_.size()) {}
 
 SendPipe::~SendPipe() {
   for (Msg& m : msgs_) comm_.chain().stop(m.ph.step_event);  // steps left by an error
@@ -42,7 +42,7 @@ bool SendPipe::progress() {
   while (posted_ < filled_) {
     Msg& m = msgs_[posted_ % msgs_.size()];
     if (posted_ == 0) comm_.xfer_attrs(true, attrs_.op, attrs_.algo, attrs_.proto, attrs_.npeers);
-    void* data = base_ + (posted_ % msgs_.size()) * slot_bytes_;
+    void* data = base_ + (posted_ % addr_slots_) * slot_bytes_;
     check(net->isend(conn_.comm, data, m.bytes, comm_.rank(), conn_.simple_mh, &m.ph, &m.req),
           where(comm_, "isend to", conn_.peer, posted_));
     if (m.req == nullptr) break;  // the plugin is full: retry on the next pass
@@ -64,9 +64,10 @@ bool SendPipe::progress() {
 }
 
 RecvPipe::RecvPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, std::size_t total,
-                   void* op_event, XferAttrs attrs)
+                   void* op_event, XferAttrs attrs, std::size_t addr_slots)
     : comm_(comm), conn_(conn), base_(conn.simple), slot_bytes_(slot_bytes), total_(total), op_event_(op_event),
-      attrs_(attrs), slots_(static_cast<std::size_t>(nslots)) {}
+      attrs_(attrs), slots_(static_cast<std::size_t>(nslots)),
+      addr_slots_(addr_slots != 0 ? addr_slots : slots_.size()) {}
 
 RecvPipe::~RecvPipe() {
   for (Slot& s : slots_) comm_.chain().stop(s.ph.step_event);
@@ -94,7 +95,7 @@ bool RecvPipe::progress() {
       s.ph.chain = comm_.chain().active() ? &comm_.chain() : nullptr;
       if (s.ph.step_event == nullptr) s.ph.step_event = comm_.chain().proxy_step(op_event_, static_cast<int>(posted_));
     }
-    void* data = base_ + (posted_ % slots_.size()) * slot_bytes_;
+    void* data = base_ + (posted_ % addr_slots_) * slot_bytes_;
     std::size_t cap = slot_bytes_;
     int tag = conn_.peer;
     void* mh = conn_.simple_mh;

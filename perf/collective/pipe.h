@@ -4,6 +4,9 @@
 // completes (send) or its data was consumed (receive). Requests are posted in order and
 // retried when the plugin answers with a NULL request; completion is tested oldest first.
 // Each message gets a ProxyStep profiler event and a `phandle` for the plugin.
+// `addr_slots` (0: nslots) is how many slots the buffer holds: message m lives at slot
+// m % addr_slots, while at most nslots are in flight. all-to-all's --copies gpu gives every
+// message a slot of its own, so the data can be placed and read outside the timed region.
 #pragma once
 
 #include <cstddef>
@@ -24,13 +27,14 @@ struct XferAttrs {
 
 class SendPipe {
  public:
-  SendPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, void* op_event, XferAttrs attrs);
+  SendPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, void* op_event, XferAttrs attrs,
+           std::size_t addr_slots = 0);
   ~SendPipe();
   SendPipe(const SendPipe&) = delete;
   SendPipe& operator=(const SendPipe&) = delete;
 
   bool can_fill() const { return filled_ - completed_ < msgs_.size(); }
-  uint8_t* fill_slot() const { return base_ + (filled_ % msgs_.size()) * slot_bytes_; }
+  uint8_t* fill_slot() const { return base_ + (filled_ % addr_slots_) * slot_bytes_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
   void push(std::size_t bytes);  // the slot from fill_slot() now holds `bytes` to send
   bool progress();               // posts what is queued, tests the oldest; true if anything moved
@@ -50,20 +54,21 @@ class SendPipe {
   void* op_event_;
   XferAttrs attrs_;
   std::vector<Msg> msgs_;
+  std::size_t addr_slots_;
   std::size_t filled_ = 0, posted_ = 0, completed_ = 0;
 };
 
 class RecvPipe {
  public:
   RecvPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, std::size_t total, void* op_event,
-           XferAttrs attrs);
+           XferAttrs attrs, std::size_t addr_slots = 0);
   ~RecvPipe();
   RecvPipe(const RecvPipe&) = delete;
   RecvPipe& operator=(const RecvPipe&) = delete;
 
   bool progress();  // posts receives into free slots, tests the oldest; true if anything moved
   bool ready(std::size_t m) const;
-  const uint8_t* data(std::size_t m) const { return base_ + (m % slots_.size()) * slot_bytes_; }
+  const uint8_t* data(std::size_t m) const { return base_ + (m % addr_slots_) * slot_bytes_; }
   std::size_t size(std::size_t m) const { return slots_[m % slots_.size()].size; }
   void release(std::size_t m);  // message m's data was consumed: its slot may be reused
   std::size_t received() const { return done_; }
@@ -85,6 +90,7 @@ class RecvPipe {
   void* op_event_;
   XferAttrs attrs_;
   std::vector<Slot> slots_;
+  std::size_t addr_slots_;
   std::size_t posted_ = 0, done_ = 0;
 };
 

@@ -29,9 +29,14 @@ struct Summary {  // one rank's findings, gathered to all
 
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 
+// Outside the timed region: `stage` once the communicator is up, `collect` after each call.
+struct Untimed {
+  std::function<void(Communicator&)> stage, collect;
+};
+
 // Warm-up and timed iterations of `run`, checking `out` against `want` after each one.
 Row measure(RankContext& ctx, CommSpec spec, Row row, const std::function<void(Communicator&)>& run,
-            const uint8_t* out, const uint8_t* want, std::size_t elems) {
+            const uint8_t* out, const uint8_t* want, std::size_t elems, const Untimed& untimed = {}) {
   const Options& o = ctx.opt;
   Bootstrap& boot = ctx.boot;
   spec.comm_id = ctx.comm_base + ++ctx.comm_index;
@@ -45,6 +50,7 @@ Row measure(RankContext& ctx, CommSpec spec, Row row, const std::function<void(C
   const WireTotals before = ctx.stats.read();
   {
     Communicator comm(ctx.lib, boot, spec);
+    if (untimed.stage) untimed.stage(comm);
     for (int it = 0; it < o.warmup + o.iters; ++it) {
       boot.barrier();
       const auto t0 = Clock::now();
@@ -54,6 +60,7 @@ Row measure(RankContext& ctx, CommSpec spec, Row row, const std::function<void(C
       // Every rank is done before anyone checks: a rank's checks must not take the CPU
       // from a rank still inside its timed collective.
       boot.barrier();
+      if (untimed.collect) untimed.collect(comm);
       Comparison c = compare(out, want, elems, o.dtype);
       mine.max_err = nan_max(mine.max_err, c.max_abs_err);
       mine.differing += c.differing;
@@ -165,17 +172,23 @@ Row run_alltoall(RankContext& ctx, std::size_t bytes) {
   }
   CommSpec spec;
   spec.kind = ConnKind::kP2p;
-  spec.simple_bytes = static_cast<std::size_t>(kSteps) * o.p2p_chunk;
   for (int i = 1; i < n; ++i) {
     spec.send_peers.push_back((r + i) % n);
     spec.recv_peers.push_back((r + n - i) % n);
   }
   AlltoAllParams ap;
   ap.chunk_bytes = o.p2p_chunk;
+  ap.gpu_copies = o.gpu_copies;
+  spec.simple_bytes = alltoall_fifo_bytes(ap, block);
+  Untimed untimed;
+  if (ap.gpu_copies) {
+    untimed.stage = [&](Communicator& c) { alltoall_stage(c, in.data(), block); };
+    untimed.collect = [&](Communicator& c) { alltoall_collect(c, in.data(), out.data(), block); };
+  }
   const char* dt = nccl_dtype_name(o.dtype_name);
   return measure(
       ctx, spec, row, [&](Communicator& c) { alltoall(c, ap, in.data(), out.data(), per_peer, o.dtype, dt); },
-      out.data(), want.data(), row.count);
+      out.data(), want.data(), row.count, untimed);
 }
 
 }  // namespace squeeze::perf

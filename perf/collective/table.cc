@@ -18,6 +18,9 @@ void print_header(const RunInfo& info) {
   std::printf("#   policy %s, interface %s, dtype %s\n", info.policy.c_str(),
               info.ifname.empty() ? "(plugin default)" : info.ifname.c_str(), info.dtype.c_str());
   std::printf("#   profiler chain %s\n", info.chain.c_str());
+  if (info.gpu_copies)
+    std::printf("#   copies gpu: all-to-all time leaves out the copies NCCL's GPU kernels make (user buffer <-> FIFO, "
+                "own block)\n");
   std::printf("#   ratio = bytes handed to the plugin / bytes it put on the wire, from the plugin's own "
               "statistics (SQUEEZE_STATS), over the warm-up and timed iterations; \"-\" = not reported\n");
   std::printf("#   max_err = max |result - exact|, exact = the uncompressed ring's result; agree = all ranks' "
@@ -60,7 +63,8 @@ void print_json(const Row& r, const RunInfo& info) {
                       {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
                       {"policy", info.policy},
                       {"ifname", info.ifname},
-                      {"chain", info.chain_active}};
+                      {"chain", info.chain_active},
+                      {"copies", r.collective == "alltoall" && info.gpu_copies ? "gpu" : "cpu"}};
   if (!info.label.empty()) j["label"] = info.label;
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);

@@ -32,6 +32,7 @@ struct RunInfo {
   std::string plugin, policy, ifname, dtype, label;
   std::string chain;  // how the profiler chain is played, in words
   bool chain_active = false;
+  bool gpu_copies = false;  // --copies gpu
 };
 
 void print_header(const RunInfo& info);

@@ -172,6 +172,38 @@ TEST_F(CollectiveEmulator, ProfilerChainCarriesTheDtypeToThePolicy) {
   EXPECT_EQ(without[0]["bit_exact"], true) << without[0].dump();
 }
 
+TEST_F(CollectiveEmulator, GpuCopiesSendTheSameMessagesAndLandTheSameResults) {
+  // --copies gpu moves the copies NCCL's GPU kernels make out of the timed region; the
+  // plugin must see the same messages: raw stays exact on 3 ranks with odd sizes, and a
+  // quantized run puts the same bytes on the wire with the same error as --copies cpu.
+  Outcome raw = run_tool({"-n", "3", "--policy", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--check", "--json",
+                          "-b", "8184", "-e", "3M", "-f", "24", "--p2p-chunk", "32K", "--collective", "alltoall",
+                          "--copies", "gpu", "--iters", "2", "--warmup", "0", "--timeout", "30"});
+  ASSERT_EQ(raw.status, 0) << raw.err << raw.out;
+  auto rows = json_lines(raw.out);
+  ASSERT_EQ(rows.size(), 3u) << raw.out;
+  expect_exact_rows(rows, "float32");
+  for (const auto& r : rows) EXPECT_EQ(r["copies"], "gpu");
+
+  const std::string policy = std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json";
+  setenv("SQUEEZE_BYPASS", "off", 1);
+  std::vector<nlohmann::json> got[2];
+  for (int g = 0; g < 2; ++g) {
+    Outcome o = run_tool({"-n", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
+                          "--iters", "2", "--warmup", "0", "--check", "--max-error", "0.1", "--copies",
+                          g == 0 ? "cpu" : "gpu", "--timeout", "30"});
+    ASSERT_EQ(o.status, 0) << o.err << o.out;
+    got[g] = json_lines(o.out);
+    ASSERT_EQ(got[g].size(), 1u) << o.out;
+  }
+  unsetenv("SQUEEZE_BYPASS");
+  EXPECT_EQ(got[0][0]["copies"], "cpu");
+  EXPECT_EQ(got[1][0]["copies"], "gpu");
+  EXPECT_GT(got[1][0]["ratio"].get<double>(), 2.0) << got[1][0].dump();
+  EXPECT_EQ(got[1][0]["bytes_wire"], got[0][0]["bytes_wire"]);
+  EXPECT_EQ(got[1][0]["max_abs_err"], got[0][0]["max_abs_err"]);
+}
+
 TEST_F(CollectiveEmulator, BadOptionsAreNamed) {
   Outcome o = run_tool({"-n", "2", "--dtype", "int8"});
   EXPECT_EQ(o.status, 2);
@@ -179,6 +211,9 @@ TEST_F(CollectiveEmulator, BadOptionsAreNamed) {
   o = run_tool({"-n", "2", "--data", "nosuch"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("unknown data set"), std::string::npos) << o.err;
+  o = run_tool({"-n", "2", "--copies", "dma"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--copies 'dma'"), std::string::npos) << o.err;
   o = run_tool({"-n", "2", "--policy", "/nonexistent/policy.json"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("/nonexistent/policy.json"), std::string::npos) << o.err;
