@@ -4,10 +4,27 @@
 // subtract, compare. No multiply and add fuse: GCC contracts them into an FMA under
 // AVX-512 (its C++ default is -ffp-contract=fast), which an empty asm between them prevents;
 // the result would be the same anyway, as r*step is exact (quantize_math.h).
+//
+// Float32 has a faster path, 16 lanes in single precision, taken per 16 elements only where
+// its codes and bound decisions are provably those of the double kernel; otherwise those 16
+// go through the double kernel. Per element, with q = (x - offset) / step:
+//  (a) |q_f| <= 2^20: no clamping, and rint of the float q is exact;
+//  (b) q_f is further than |q_f| 2^-20 + tol from a half-integer, tol covering the float
+//      rounding of offset, of 1/step and of the subtraction and product (each 2^-24
+//      relative; 2^-20 and tol's factors are 8x and 2x those): q_f, the exact q and the
+//      double kernel's q then round to the same integer r, and |q - r| <= 1/2;
+//  (c) |x| <= xmax, where xmax makes step/2 + (|x| + step/2)(2^-24 + 2^-51) + 2^-149 <=
+//      bound (1 - 2^-50) and |x| + step <= FLT_MAX: the double kernel's reconstruction,
+//      within step/2 of x before it is rounded to double (2^-53) and to float (2^-24, no
+//      overflow), then lies within the bound, with room for the rounding of its check.
+// (a)-(c) fail for NaN and Inf, which the double kernel then escapes. For the parameters
+// qmath::choose gives, (c) holds for every finite value of the range (its step leaves the
+// half ulp of the largest magnitude), so the fallback is taken near rint ties only.
 #include "compress/quantize_avx512.h"
 
 #include <cfloat>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -68,6 +85,71 @@ SQUEEZE_AVX512 bool quantize_512(const float* v, std::size_t n, const qmath::Par
   return tail<D>(v + i, n - i, p, codes + i) && all == 0xff;
 }
 
+// The float32 path's per-message constants; on = false where it cannot apply.
+struct Fast32 {
+  bool on = false;
+  float off = 0, inv = 0, tol = 0, xmax = 0;
+};
+
+float float_down(double v) {
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) > v) f = std::nextafterf(f, -INFINITY);
+  return f;
+}
+
+float float_up(double v) {
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) < v) f = std::nextafterf(f, INFINITY);
+  return f;
+}
+
+Fast32 fast32(const qmath::Params& p) {
+  Fast32 f;
+  const double step = static_cast<double>(p.step), inv = p.inv_step, eb = p.bound;
+  const double off = p.offset;
+  // inv below FLT_MIN would be a float32 subnormal, rounded far more than 2^-24.
+  if (!(step > 0 && inv >= 0x1p-126 && inv <= FLT_MAX && std::fabs(off) <= FLT_MAX && eb > 0 && eb <= DBL_MAX))
+    return f;
+  const double tol = (std::fabs(off) * 0x1p-23 + 0x1p-149) * inv * 2.0 + 0x1p-40;
+  const double c = 0x1p-24 + 0x1p-51;
+  double xmax = (eb * (1 - 0x1p-50) - step * 0.5 - 0x1p-149) / c - step * 0.5;
+  xmax = std::min(xmax * (1 - 0x1p-45), static_cast<double>(FLT_MAX) - step);  // 0x1p-45: this line's own roundings
+  if (!(tol < 0.125) || !(xmax > 0)) return f;
+  f.on = true;
+  f.off = static_cast<float>(off);
+  f.inv = static_cast<float>(inv);
+  f.tol = float_up(tol);
+  f.xmax = float_down(xmax);
+  return f;
+}
+
+SQUEEZE_AVX512 bool quantize_512_f32(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+  const Fast32 f = fast32(p);
+  if (!f.on) return quantize_512<Dtype::kFloat32>(v, n, p, codes);
+  const __m512 off = _mm512_set1_ps(f.off), inv = _mm512_set1_ps(f.inv), tol = _mm512_set1_ps(f.tol);
+  const __m512 xmax = _mm512_set1_ps(f.xmax), half = _mm512_set1_ps(0.5f);
+  const __m512 qlim = _mm512_set1_ps(0x1p20f), rel = _mm512_set1_ps(0x1p-20f);
+  bool all = true;
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(v + i);
+    const __m512 q = _mm512_mul_ps(_mm512_sub_ps(x, off), inv);
+    const __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 aq = _mm512_abs_ps(q);
+    const __m512 margin = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(q, r)));  // exact
+    const __m512 need = _mm512_add_ps(_mm512_mul_ps(aq, rel), tol);
+    const __mmask16 ok = _mm512_cmp_ps_mask(aq, qlim, _CMP_LE_OQ) & _mm512_cmp_ps_mask(margin, need, _CMP_GT_OQ) &
+                         _mm512_cmp_ps_mask(_mm512_abs_ps(x), xmax, _CMP_LE_OQ);
+    if (ok == 0xffff) {
+      _mm512_storeu_si512(codes + i, _mm512_cvtps_epi32(r));  // r is integral: exact
+    } else {
+      all &= quantize_512<Dtype::kFloat32>(v + i, 16, p, codes + i);
+    }
+  }
+  _mm256_zeroupper();  // as in quantize_512
+  return quantize_512<Dtype::kFloat32>(v + i, n - i, p, codes + i) && all;
+}
+
 SQUEEZE_AVX512 void range_512(const uint8_t* src, std::size_t n, float* mn, float* mx) {
   __m512 vmn = _mm512_set1_ps(*mn), vmx = _mm512_set1_ps(*mx);
   const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), max_finite = _mm512_set1_epi32(0x7f7fffff);
@@ -100,6 +182,7 @@ SQUEEZE_AVX512 void range_512(const uint8_t* src, std::size_t n, float* mn, floa
 // target than the header's would be another version of the function, not this one.
 template <Dtype D>
 bool quantize_run(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+  if constexpr (D == Dtype::kFloat32) return quantize_512_f32(v, n, p, codes);
   return quantize_512<D>(v, n, p, codes);
 }
 

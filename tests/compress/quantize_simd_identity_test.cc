@@ -127,6 +127,58 @@ TEST(QuantizeSimdIdentity, CodeKernelsMatchQuantizeOneFloat32) { kernel_cases<Dt
 TEST(QuantizeSimdIdentity, CodeKernelsMatchQuantizeOneBfloat16) { kernel_cases<Dtype::kBfloat16>(); }
 TEST(QuantizeSimdIdentity, CodeKernelsMatchQuantizeOneFloat16) { kernel_cases<Dtype::kFloat16>(); }
 
+// The float32 AVX-512 kernel's single-precision path (quantize_avx512.cc) decides per 16
+// elements whether its codes are provably the double kernel's. Many ranges and bounds as the
+// encoder chooses them, values spread over the range, a few ulps around rint ties, at the
+// range's ends and far outside it: every code and escape decision is quantize_one's.
+TEST(QuantizeSimdIdentity, Float32FastPathGivesQuantizeOnesCodesNearTiesAndRangeEnds) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int trial = 0; trial < 300; ++trial) {
+    const double scale = std::pow(10.0, unit(rng) * 60 - 30);   // 1e-30 .. 1e30
+    double mn = (unit(rng) * 2 - 1) * scale, mx = (unit(rng) * 2 - 1) * scale;
+    if (trial % 3 == 0) mn = std::fabs(mn) + scale;                // a range away from 0: midpoint offset
+    if (mn > mx) std::swap(mn, mx);
+    const float fmn = static_cast<float>(mn), fmx = static_cast<float>(mx);
+    const double eb = std::pow(10.0, -1 - unit(rng) * 7) * (static_cast<double>(fmx) - fmn);  // rel 1e-1 .. 1e-8
+    const qmath::Params p = qmath::choose<Dtype::kFloat32>(fmn, fmx, eb, trial % 2 == 0);
+    std::vector<float> v(4096);
+    const double step = static_cast<double>(p.step);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const double u = unit(rng);
+      float x = static_cast<float>(fmn + u * (static_cast<double>(fmx) - fmn));
+      if (i % 4 == 1 && step > 0) {  // a few ulps around a rint tie
+        const double k = std::floor((static_cast<double>(x) - p.offset) / step);
+        x = static_cast<float>(p.offset + (k + 0.5) * step);
+        for (int u2 = static_cast<int>(rng() % 9) - 4; u2 != 0; u2 += u2 > 0 ? -1 : 1)
+          x = std::nextafter(x, u2 > 0 ? INFINITY : -INFINITY);
+      }
+      if (i % 64 == 2) x = (rng() & 1) ? fmn : fmx;
+      if (x < fmn) x = fmn;
+      if (x > fmx) x = fmx;
+      // Outside the range (generic parameters): up to 2^19 steps away, where a value's own
+      // float rounding can exceed what the step left for it and the bound check decides.
+      if (i % 8 == 3) x = static_cast<float>(p.offset + (unit(rng) * 2 - 1) * 0x1p19 * step);
+      v[i] = x;
+    }
+    expect_kernel_exact<Dtype::kFloat32>(v, p);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  // Parameters choose() never gives: a bound below half the step (the double kernel escapes
+  // many values), and a step that carries reconstructions of the largest floats past FLT_MAX
+  // (to Inf, escaped). The single-precision path must stand aside for both.
+  std::vector<float> v(4096);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  for (auto& x : v) x = static_cast<float>(gauss(rng) * 1000.0);
+  expect_kernel_exact<Dtype::kFloat32>(v, qmath::Params{0.0, 1.0f, 1.0, 0.3});
+  if (::testing::Test::HasFatalFailure()) return;
+  const double big_step = 0x1p110;
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = f32_from_bits(0x7f7fffffu - static_cast<uint32_t>(i % 2048));
+  // The largest float sits at q = 217.9: rint gives 218, whose reconstruction overflows.
+  const double off = static_cast<double>(FLT_MAX) - 217.9 * big_step;
+  expect_kernel_exact<Dtype::kFloat32>(v, qmath::Params{off, 0x1p110f, 1.0 / big_step, big_step / 2 + FLT_MAX * 0x1p-23});
+}
+
 TEST(QuantizeSimdIdentity, Avx512RangeScanFindsTheScalarRange) {
   if (qsimd::cpu_level() < Level::kAvx512) GTEST_SKIP() << "no AVX-512 here";
   std::mt19937_64 rng(7);
