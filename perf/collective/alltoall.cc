@@ -21,7 +21,8 @@ std::size_t alltoall_fifo_bytes(const AlltoAllParams& p, std::size_t block) {
 
 void alltoall_stage(Communicator& comm, const uint8_t* in, std::size_t block) {
   const int n = comm.nranks(), r = comm.rank();
-  for (int i = 1; i < n && block != 0; ++i) {
+  if (block == 0) return;
+  for (int i = 1; i < n; ++i) {
     const int q = (r + i) % n;
     std::memcpy(comm.send_conn(q).simple, in + static_cast<std::size_t>(q) * block, block);
   }

@@ -42,7 +42,7 @@ bool SendPipe::progress() {
   while (posted_ < filled_) {
     Msg& m = msgs_[posted_ % msgs_.size()];
     if (posted_ == 0) comm_.xfer_attrs(true, attrs_.op, attrs_.algo, attrs_.proto, attrs_.npeers);
-    void* data = base_ + (posted_ % addr_slots_) * slot_bytes_;
+    void* data = at(posted_);
     check(net->isend(conn_.comm, data, m.bytes, comm_.rank(), conn_.simple_mh, &m.ph, &m.req),
           where(comm_, "isend to", conn_.peer, posted_));
     if (m.req == nullptr) break;  // the plugin is full: retry on the next pass
@@ -95,7 +95,7 @@ bool RecvPipe::progress() {
       s.ph.chain = comm_.chain().active() ? &comm_.chain() : nullptr;
       if (s.ph.step_event == nullptr) s.ph.step_event = comm_.chain().proxy_step(op_event_, static_cast<int>(posted_));
     }
-    void* data = base_ + (posted_ % addr_slots_) * slot_bytes_;
+    void* data = at(posted_);
     std::size_t cap = slot_bytes_;
     int tag = conn_.peer;
     void* mh = conn_.simple_mh;

@@ -34,7 +34,7 @@ class SendPipe {
   SendPipe& operator=(const SendPipe&) = delete;
 
   bool can_fill() const { return filled_ - completed_ < msgs_.size(); }
-  uint8_t* fill_slot() const { return base_ + (filled_ % addr_slots_) * slot_bytes_; }
+  uint8_t* fill_slot() const { return at(filled_); }
   std::size_t slot_bytes() const { return slot_bytes_; }
   void push(std::size_t bytes);  // the slot from fill_slot() now holds `bytes` to send
   bool progress();               // posts what is queued, tests the oldest; true if anything moved
@@ -42,6 +42,7 @@ class SendPipe {
   std::size_t pushed() const { return filled_; }
 
  private:
+  uint8_t* at(std::size_t m) const { return base_ + (m % addr_slots_) * slot_bytes_; }  // message m's slot
   struct Msg {
     std::size_t bytes = 0;
     void* req = nullptr;
@@ -68,13 +69,14 @@ class RecvPipe {
 
   bool progress();  // posts receives into free slots, tests the oldest; true if anything moved
   bool ready(std::size_t m) const;
-  const uint8_t* data(std::size_t m) const { return base_ + (m % addr_slots_) * slot_bytes_; }
+  const uint8_t* data(std::size_t m) const { return at(m); }
   std::size_t size(std::size_t m) const { return slots_[m % slots_.size()].size; }
   void release(std::size_t m);  // message m's data was consumed: its slot may be reused
   std::size_t received() const { return done_; }
   std::size_t total() const { return total_; }
 
  private:
+  uint8_t* at(std::size_t m) const { return base_ + (m % addr_slots_) * slot_bytes_; }  // message m's slot
   struct Slot {
     bool busy = false;
     std::size_t msg = 0;
