@@ -22,9 +22,9 @@
 // half ulp of the largest magnitude), so the fallback is taken near rint ties only.
 #include "compress/quantize_avx512.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <algorithm>
 #include <cstring>
 
 #if defined(__x86_64__)

@@ -1,6 +1,7 @@
 // Which instruction set the quantize codec's hot loops use (the encoder's range scan, code
-// kernel and row hash; the decoder's reconstruction). Every level produces the same bytes; the lower ones exist for CPUs without the
-// wider units, and so that tests can check that every level agrees with the scalar path.
+// kernel and row hash; the decoder's reconstruction). Every level produces the same bytes;
+// the lower ones exist for CPUs without the wider units, and so that tests can check that
+// every level agrees with the scalar path.
 //
 // The level is the widest the CPU runs, capped by the environment variable
 // SQUEEZE_QUANTIZE_SIMD=scalar|avx2|avx512 (read once; an unknown value is ignored), and
