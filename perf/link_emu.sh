@@ -7,10 +7,13 @@
 # Everything it creates is removed on exit, Ctrl-C or kill.
 #
 #   perf/link_emu.sh [--rates "1 10 25"] [--latency 20ms] [--min 1M] [--max 16M] [--iters 5] [--warmup 5]
-#                    [--policy FILE] [--collective both] [--bin PATH] [--json] [--logs DIR]
+#                    [--policy FILE] [--collective both] [--bin PATH] [--json] [--logs DIR] [--pin]
 #                    [-- squeeze-perf args]
 #
 # --logs DIR keeps each rank's stderr (the plugin's NCCL_DEBUG log) as DIR/<Gbit/s>-<run>-rank<r>.log.
+# --pin gives each rank (each emulated host) its own half of this machine's cores (taskset),
+# as two hosts would have; without it both ranks, their codec threads and the kernel's network
+# work float over all cores. Raw and compressed runs are pinned alike.
 #
 # Addresses: 198.18.0.1/30 and 198.18.0.2/30 (RFC 2544 benchmarking range); the only traffic
 # is between the two namespaces.
@@ -18,7 +21,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-rates="1 10 25"; latency=20ms; min=1M; max=16M; iters=5; warmup=5; policy=""; collective=both; json=0; logs=
+rates="1 10 25"; latency=20ms; min=1M; max=16M; iters=5; warmup=5; policy=""; collective=both; json=0; logs=; pin=0
 bin=${SQUEEZE_PERF:-$root/build/perf/squeeze-perf}
 extra=()
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
@@ -35,6 +38,7 @@ while (($#)); do
     --bin) bin=$2; shift 2 ;;
     --json) json=1; shift ;;
     --logs) logs=$2; shift 2 ;;
+    --pin) pin=1; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "link_emu.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -56,6 +60,18 @@ if [[ -n $logs ]]; then
   mkdir -p "$logs" || die "--logs $logs: cannot create it"
   logs=$(cd "$logs" && pwd)
 fi
+# --pin: rank 0 gets the first half of the cores this shell may use, rank 1 the second half.
+cpus=("" "")
+if ((pin)); then
+  command -v taskset >/dev/null || die "--pin needs 'taskset' (apt-get install util-linux)"
+  mapfile -t allowed < <(python3 -c "import os; print(*sorted(os.sched_getaffinity(0)), sep='\n')")
+  ((${#allowed[@]} >= 2)) || die "--pin needs at least 2 cores, this shell may use ${#allowed[@]}"
+  half=$((${#allowed[@]} / 2))
+  cpus[0]=$(IFS=,; echo "${allowed[*]:0:half}")
+  cpus[1]=$(IFS=,; echo "${allowed[*]:half:half}")
+fi
+# Runs in the background (&), so exec keeps the recorded pid the process cleanup must kill.
+pinned() { local c=$1; shift; if [[ -n $c ]]; then exec taskset -c "$c" "$@"; else exec "$@"; fi; }
 off_policy=$root/config/off.json
 [[ -r $off_policy ]] || die "$off_policy is missing (the raw run's policy)"
 
@@ -114,10 +130,10 @@ run_pair() {
   # ranks are killed; SQUEEZE_RANK names each rank's file.
   export SQUEEZE_STATS=$work/stats.json
   [[ -n $pol ]] && common+=(--policy "$pol")
-  env -u SQUEEZE_POLICY ip netns exec "$ns_a" "$bin" --rank 0 --ifname "$if_a" "${common[@]}" >"$out" 2>"$out.err0" &
+  pinned "${cpus[0]}" env -u SQUEEZE_POLICY ip netns exec "$ns_a" "$bin" --rank 0 --ifname "$if_a" "${common[@]}" >"$out" 2>"$out.err0" &
   local p0=$!
   pids+=("$p0")
-  env -u SQUEEZE_POLICY ip netns exec "$ns_b" "$bin" --rank 1 --ifname "$if_b" "${common[@]}" >/dev/null 2>"$out.err1" &
+  pinned "${cpus[1]}" env -u SQUEEZE_POLICY ip netns exec "$ns_b" "$bin" --rank 1 --ifname "$if_b" "${common[@]}" >/dev/null 2>"$out.err1" &
   local p1=$!
   pids+=("$p1")
   local rc=0
@@ -139,6 +155,7 @@ results=$work/results.jsonl
 : >"$results"
 comp_label=compressed
 [[ $json -eq 1 ]] || echo "# link_emu: 2 ranks, one per network namespace, veth $addr_a <-> $addr_b shaped with tc tbf"
+((pin == 0)) || [[ $json -eq 1 ]] || echo "# pinned: rank 0 on cores ${cpus[0]}, rank 1 on cores ${cpus[1]}"
 for gbit in $rates; do
   burst=$(shape "$gbit")
   # How fast the shaped link really is: a raw all-to-all of 64 MiB per rank (32 MiB each way).
