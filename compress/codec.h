@@ -69,12 +69,19 @@ class Status {
 // Defined in compress/threshold.h. A null pointer means "search tau for this message".
 class ThresholdState;
 
+// What an encoder found that a caller may adapt to (filled when EncodeRequest::report is set).
+struct EncodeReport {
+  uint64_t dedupe_rows = 0;    // full rows the quantize codec's row dedupe looked at (0: it did not run)
+  uint64_t dedupe_unique = 0;  // of those, the distinct ones (each sent once)
+};
+
 struct EncodeRequest {
   Dtype dtype = Dtype::kBytes;
   const void* src = nullptr;
   uint64_t count = 0;                // elements (bytes for kBytes)
   const CodecParams* params = nullptr;
   ThresholdState* threshold_state = nullptr;
+  EncodeReport* report = nullptr;    // optional; reset by encode_frame
 };
 
 // Every frame starts with this fixed header (layout in compress/FORMAT.md); a transport may

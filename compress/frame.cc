@@ -67,6 +67,7 @@ std::size_t max_frame_bytes(const EncodeRequest& req) {
 
 Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* frame_bytes) {
   *frame_bytes = 0;
+  if (req.report != nullptr) *req.report = EncodeReport{};
   static const CodecParams kDefaultParams;
   const CodecParams& params = req.params ? *req.params : kDefaultParams;
   const std::size_t esize = dtype_size(req.dtype);

@@ -142,6 +142,10 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
     s.n_unique = dd.first.size();
     s.n_full_rows = n_full_rows;
     n_stream = s.n_unique * L + tail;
+    if (req.report != nullptr) {
+      req.report->dedupe_rows = n_full_rows;
+      req.report->dedupe_unique = s.n_unique;
+    }
   }
   const uint64_t n_param_rows = rel_row ? (dedupe ? s.n_unique : n_full_rows) + (tail > 0 ? 1 : 0) : 0;
   const uint64_t n_blocks = (n_stream + kQuantizeBlock - 1) / kQuantizeBlock;
