@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "plugin/engine/net.h"
+#include "plugin/log.h"
 
 namespace squeeze::plugin {
 
@@ -31,11 +32,19 @@ void run_encode_job(void* request) noexcept {
     er.threshold_state = (r->params.codec == compress::CodecId::kThreshold && r->stream != nullptr)
                              ? &r->stream->threshold
                              : nullptr;
+    compress::EncodeReport report;
+    er.report = &report;
     std::size_t need = compress::max_frame_bytes(er);
     if (r->frame.size() < need) r->frame.resize(need);
     compress::Status s = compress::encode_frame(er, r->frame, &r->frame_bytes);
     r->encode_ns = ns_since(t0);
     if (!s.ok()) return finish(r, JobState::kFailed, s.message());
+    if (r->stream != nullptr && r->stream->dedupe.saw(report.dedupe_rows, report.dedupe_unique)) {
+      SQ_TRACE("row dedupe removed %llu of %llu rows of a %llu-element message: the stream's next %u messages skip it",
+               static_cast<unsigned long long>(report.dedupe_rows - report.dedupe_unique),
+               static_cast<unsigned long long>(report.dedupe_rows), static_cast<unsigned long long>(r->count),
+               DedupeGate::kRest);
+    }
     finish(r, JobState::kDone);
   } catch (const std::exception& e) {
     finish(r, JobState::kFailed, e.what());

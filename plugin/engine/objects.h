@@ -16,6 +16,7 @@
 
 #include "compress/codec.h"
 #include "compress/threshold.h"
+#include "plugin/engine/dedupe_gate.h"
 #include "plugin/engine/gpu_staging.h"
 #include "plugin/nccl/net_abi.h"
 #include "plugin/policy/message_meta.h"
@@ -53,9 +54,11 @@ enum class JobState : int { kIdle = 0, kRunning, kDone, kFailed };
 struct CommBase;
 
 // Per-stream state of a sending comm: one per (rule, element count), the count naming a
-// tensor in practice. Holds the DCT threshold and the message index of the eb schedule.
+// tensor in practice. Holds the DCT threshold, the message index of the eb schedule and
+// whether row dedupe finds enough to run.
 struct StreamState {
   compress::ThresholdState threshold;
+  DedupeGate dedupe;
   uint64_t messages = 0;
   bool busy = false;  // an encode of this stream is running (progress thread only)
 };

@@ -96,6 +96,8 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m, bool 
   r.stream = slot.get();
   double mult = d.eb_multiplier * hop_budget * policy::schedule_multiplier(d.action->schedule, r.stream->messages++);
   r.params.quantize.error_bound *= mult;
+  if (r.params.codec == compress::CodecId::kQuantize && r.params.quantize.dedupe_rows && !gpu)
+    r.params.quantize.dedupe_rows = r.stream->dedupe.open();
 }
 
 // Registers the request's staging frame with the transport when it is new, has moved or has

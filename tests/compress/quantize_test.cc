@@ -201,6 +201,47 @@ TEST(Quantize, DedupeSendsEachDistinctRowOnce) {
   }
 }
 
+// The plugin skips dedupe on streams where it finds little (plugin/engine/dedupe_gate.h);
+// that changes the bytes sent, never the values a receiver gets from a quantize body. (A
+// frame may still differ: a body no smaller than the input is sent stored, exactly.)
+TEST(Quantize, DedupeChangesTheBodyNotTheDecodedValuesAndReportsWhatItFound) {
+  const uint32_t dim = 128;
+  for (Dtype dt : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16}) {
+    for (BoundMode mode : {BoundMode::kAbs, BoundMode::kRel, BoundMode::kRelRow}) {
+      const auto table = testdata::make_floats(Dist::kSpecial, 40 * dim, 9);
+      std::vector<float> rows;
+      for (int r = 0; r < 300; ++r) {  // a few repeats among mostly distinct rows, plus a tail
+        const int id = r % 97 < 40 ? r % 97 : (r * 31) % 40;
+        rows.insert(rows.end(), table.begin() + id * dim, table.begin() + (id + 1) * dim);
+      }
+      rows.insert(rows.end(), table.begin(), table.begin() + 5);
+      const auto in = testdata::to_dtype(rows, dt);
+      std::vector<uint8_t> decoded[2];
+      for (bool dedupe : {false, true}) {
+        CodecParams cp;
+        cp.codec = CodecId::kQuantize;
+        cp.quantize = make_params(mode, mode == BoundMode::kAbs ? 1e-3 : 1e-2, dim, dedupe);
+        EncodeReport report;
+        EncodeRequest req{dt, in.data(), rows.size(), &cp, nullptr, &report};
+        std::vector<uint8_t> body(quantize_body_bound(req));
+        std::size_t n = 0;
+        ASSERT_TRUE(quantize_body_encode(req, body, &n).ok());
+        EXPECT_EQ(report.dedupe_rows, dedupe ? 300u : 0u);
+        EXPECT_EQ(report.dedupe_unique, dedupe ? 40u : 0u);
+        decoded[dedupe].resize(in.size());
+        ASSERT_TRUE(quantize_body_decode(std::span(body.data(), n), dt, rows.size(), decoded[dedupe]).ok());
+
+        report = EncodeReport{7, 7};  // encode_frame starts the report afresh
+        std::vector<uint8_t> frame(max_frame_bytes(req));
+        ASSERT_TRUE(encode_frame(req, frame, &n).ok());
+        EXPECT_EQ(report.dedupe_rows, dedupe ? 300u : 0u);
+        EXPECT_EQ(report.dedupe_unique, dedupe ? 40u : 0u);
+      }
+      EXPECT_EQ(decoded[0], decoded[1]) << dtype_name(dt) << " mode " << static_cast<int>(mode);
+    }
+  }
+}
+
 TEST(Quantize, GaussianAtRelativeBoundPacksAboutSevenBitsPerElement) {
   const auto in = testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 1 << 16, 9), Dtype::kFloat32);
   CodecParams cp;

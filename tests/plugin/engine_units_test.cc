@@ -1,11 +1,12 @@
 // Engine building blocks: reading NCCL's attribute bits, the protocol from the regMr order,
-// the compress-only-when-it-pays controller, and the codec worker pool.
+// the compress-only-when-it-pays controller, the row dedupe gate, and the codec worker pool.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 
+#include "plugin/engine/dedupe_gate.h"
 #include "plugin/engine/describe.h"
 #include "plugin/engine/pays.h"
 #include "plugin/engine/worker_pool.h"
@@ -191,6 +192,24 @@ TEST(Pays, BurstsThroughATokenBucketDoNotHideASlowLink) {
   for (int i = 0; i < 5; ++i) p.record_link_rate(10e9, false);  // the link really got faster
   EXPECT_NEAR(p.view(q).link_Bps, 10e9, 1);
   EXPECT_FALSE(p.should_compress(q));
+}
+
+TEST(DedupeGate, AStreamWhoseRowsDoNotRepeatSkipsDedupeAndProbesAgain) {
+  DedupeGate g;
+  EXPECT_TRUE(g.open()) << "dedupe runs until a message shows it finds too little";
+  EXPECT_FALSE(g.saw(256, 200)) << "56 of 256 rows removed: worth it";
+  EXPECT_FALSE(g.saw(256, 248)) << "8 of 256 = 1/32: still worth it";
+  EXPECT_TRUE(g.open());
+  EXPECT_FALSE(g.saw(0, 0)) << "dedupe did not run (no full row)";
+  EXPECT_TRUE(g.open());
+  EXPECT_TRUE(g.saw(256, 249)) << "7 of 256 < 1/32: closes";
+  for (uint32_t i = 0; i < DedupeGate::kRest; ++i) EXPECT_FALSE(g.open()) << "message " << i << " skips it";
+  EXPECT_TRUE(g.open()) << "then one message probes again";
+  EXPECT_FALSE(g.saw(256, 100)) << "rows repeat now: stays open";
+  EXPECT_TRUE(g.open());
+  EXPECT_TRUE(g.open());
+  EXPECT_FALSE(g.saw(10, 11)) << "a report that cannot be true changes nothing";
+  EXPECT_TRUE(g.open());
 }
 
 TEST(WorkerPool, RunsEveryJob) {
