@@ -1,8 +1,9 @@
 #include "plugin/engine/worker_pool.h"
 
-#include <algorithm>
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 
@@ -55,10 +56,17 @@ void WorkerPool::run() {
   }
 }
 
+int WorkerPool::usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 int WorkerPool::configured_threads() {
   int n = 0;
   if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') n = atoi(v);
-  if (n <= 0) n = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
+  if (n <= 0) n = std::clamp(usable_cores() / 2, 1, 8);
   return n;
 }
 

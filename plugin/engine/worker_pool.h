@@ -30,8 +30,11 @@ class WorkerPool {
   // Process-wide pool, sized by configured_threads(), created on first use (not at init:
   // threads that exist when an application forks can leave allocator locks held in the child).
   static WorkerPool& shared();
-  // SQUEEZE_THREADS, else half the cores, at least 1, at most 8.
+  // SQUEEZE_THREADS, else half the cores this process may run on, at least 1, at most 8.
   static int configured_threads();
+  // Cores in this process's CPU affinity mask (a job pinned by taskset, numactl or a
+  // launcher gets what it was given, not the machine's count).
+  static int usable_cores();
 
  private:
   struct Job {

@@ -2,8 +2,11 @@
 // the compress-only-when-it-pays controller, the row dedupe gate, and the codec worker pool.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "plugin/engine/dedupe_gate.h"
@@ -210,6 +213,27 @@ TEST(DedupeGate, AStreamWhoseRowsDoNotRepeatSkipsDedupeAndProbesAgain) {
   EXPECT_TRUE(g.open());
   EXPECT_FALSE(g.saw(10, 11)) << "a report that cannot be true changes nothing";
   EXPECT_TRUE(g.open());
+}
+
+TEST(WorkerPool, CountsTheCoresOfItsAffinityMask) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  const int all = WorkerPool::usable_cores();
+  EXPECT_EQ(all, CPU_COUNT(&saved));
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &saved)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(WorkerPool::usable_cores(), 1) << "pinned to one core (taskset -c N)";
+  if (getenv("SQUEEZE_THREADS") == nullptr) {
+    EXPECT_EQ(WorkerPool::configured_threads(), 1);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
 }
 
 TEST(WorkerPool, RunsEveryJob) {
