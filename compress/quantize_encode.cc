@@ -2,11 +2,13 @@
 // are verified against the decoder's arithmetic, zigzagged and bit-packed per 64-code block.
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "compress/bitpack.h"
+#include "compress/bitpack_avx512.h"
 #include "compress/byte_io.h"
 #include "compress/quantize.h"
 #include "compress/quantize_avx512.h"
@@ -104,7 +106,7 @@ Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
   return r;
 }
 
-// Packs one block of codes; returns its width.
+// Packs one block of codes; returns its width. (bitpack::zigzag_pack64_avx512 does the same.)
 unsigned pack_block(const int32_t* codes, uint8_t* out_if_room, std::size_t room, bool* fits) {
   uint32_t zz[kQuantizeBlock];
   uint32_t any = 0;
@@ -181,16 +183,31 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
     }
   }
 
+  const bool avx512 = qsimd::level() == qsimd::Level::kAvx512;
   std::vector<uint32_t> esc_index;
   std::vector<uint8_t> esc_values;
   float vals[kChunk];
   int32_t codes[kChunk];
-  // Quantizes vals[i, i + len) (stream positions p0 + i...) and lists the escapes.
-  auto segment = [&](uint64_t p0, std::size_t i, std::size_t len, const qmath::Params& prm) {
-    if (quantize_run<D>(vals + i, len, prm, codes + i)) return;
+  // Stream elements [p0, p0 + n) as floats: at AVX-512 (like stream_range), float32 read
+  // straight from the source where they are one contiguous run, aligned (the kernels' tails
+  // read them as floats); otherwise copied to vals.
+  auto values = [&](uint64_t p0, std::size_t n) -> const float* {
+    if constexpr (D == Dtype::kFloat32) {
+      const bool one_run = s.first == nullptr || p0 % L + n <= L;
+      const uint8_t* at = s.src + s.element(p0) * 4;
+      if (avx512 && one_run && reinterpret_cast<uintptr_t>(at) % alignof(float) == 0) {
+        return reinterpret_cast<const float*>(at);
+      }
+    }
+    gather<D>(s, p0, n, vals);
+    return vals;
+  };
+  // Quantizes v[i, i + len) (stream positions p0 + i...) and lists the escapes.
+  auto segment = [&](const float* v, uint64_t p0, std::size_t i, std::size_t len, const qmath::Params& prm) {
+    if (quantize_run<D>(v + i, len, prm, codes + i)) return;
     for (std::size_t j = i; j < i + len; ++j) {
       bool good;
-      qmath::quantize_one<D>(vals[j], prm, &good);
+      qmath::quantize_one<D>(v[j], prm, &good);
       if (good) continue;
       esc_index.push_back(static_cast<uint32_t>(p0 + j));
       const uint8_t* raw = s.src + s.element(p0 + j) * esize;
@@ -218,10 +235,9 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
     if (use_table) {
       table_chunk(p0, n);
     } else if (!rel_row) {
-      gather<D>(s, p0, n, vals);
-      segment(p0, 0, n, msg);
+      segment(values(p0, n), p0, 0, n, msg);
     } else {
-      gather<D>(s, p0, n, vals);
+      const float* v = values(p0, n);
       for (std::size_t i = 0; i < n;) {  // split at row boundaries
         const uint64_t k = (p0 + i) / L;
         if (k != cur_row) {
@@ -234,7 +250,7 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
           store_le32(row_params.data() + 8 * k + 4, f32_bits(row.step));
         }
         const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
-        segment(p0, i, len, row);
+        segment(v, p0, i, len, row);
         i += len;
       }
     }
@@ -243,7 +259,8 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
     for (std::size_t b = 0; b < padded; b += kQuantizeBlock) {
       bool fits = false;
       std::span<uint8_t> rest = dst.subspan(w.offset());
-      const unsigned width = pack_block(codes + b, rest.data(), rest.size(), &fits);
+      const unsigned width = avx512 ? bitpack::zigzag_pack64_avx512(codes + b, rest.data(), rest.size(), &fits)
+                                    : pack_block(codes + b, rest.data(), rest.size(), &fits);
       if (!fits) return no_space("code payload");
       widths[(p0 + b) / kQuantizeBlock] = static_cast<uint8_t>(width);
       w.reserve(8u * width, &ok);

@@ -1,0 +1,156 @@
+// The AVX-512 block packer (compress/bitpack_avx512.h) writes pack64's bytes, exactly 8*w
+// of them, at every width 0..32, and its zigzag and width are those of the quantize
+// encoder's scalar pack_block; the quantize encoder, which at AVX-512 also reads float32
+// straight from the caller's buffer, gives the scalar level's body at every source alignment.
+// Skipped where the CPU lacks AVX-512.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "compress/bitpack.h"
+#include "compress/bitpack_avx512.h"
+#include "compress/codec.h"
+#include "compress/quantize.h"
+#include "compress/quantize_simd.h"
+#include "tests/compress/test_data.h"
+
+namespace squeeze::compress {
+namespace {
+
+constexpr unsigned kN = bitpack::kBlock;
+
+uint32_t width_mask(unsigned w) { return w == 32 ? 0xffffffffu : (1u << w) - 1; }
+
+// 64 values below 2^w: random, all ones (the maximum), zeros, one set bit walking, and
+// random with the top bit forced on.
+std::vector<std::vector<uint32_t>> blocks_of_width(unsigned w, std::mt19937_64& rng) {
+  std::vector<std::vector<uint32_t>> out;
+  for (int t = 0; t < 40; ++t) {
+    std::vector<uint32_t> v(kN);
+    for (auto& x : v) x = static_cast<uint32_t>(rng()) & width_mask(w);
+    out.push_back(v);
+  }
+  out.emplace_back(kN, width_mask(w));
+  out.emplace_back(kN, 0u);
+  if (w > 0) {
+    std::vector<uint32_t> walk(kN), top(kN);
+    for (unsigned i = 0; i < kN; ++i) {
+      walk[i] = 1u << (i % w);
+      top[i] = (static_cast<uint32_t>(rng()) & width_mask(w)) | (1u << (w - 1));
+    }
+    out.push_back(walk);
+    out.push_back(top);
+  }
+  return out;
+}
+
+// The quantize encoder's scalar pack_block (quantize_encode.cc).
+unsigned scalar_pack_block(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
+  uint32_t zz[kN];
+  uint32_t any = 0;
+  for (unsigned i = 0; i < kN; ++i) {
+    zz[i] = (static_cast<uint32_t>(codes[i]) << 1) ^ static_cast<uint32_t>(codes[i] >> 31);
+    any |= zz[i];
+  }
+  const unsigned w = bitpack::bit_width(any);
+  *fits = 8u * w <= room;
+  if (*fits) bitpack::pack64(zz, w, out);
+  return w;
+}
+
+bool have_avx512() { return qsimd::cpu_level() == qsimd::Level::kAvx512; }
+constexpr const char* kNoAvx512 = "this CPU lacks AVX-512 F, VL, DQ or BW";
+
+TEST(BitpackSimd, PackGivesPack64sBytesExactlyAtEveryWidth) {
+  if (!have_avx512()) GTEST_SKIP() << kNoAvx512;
+  std::mt19937_64 rng(7);
+  for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w) {
+    for (const auto& v : blocks_of_width(w, rng)) {
+      std::vector<uint8_t> want(8 * w);
+      bitpack::pack64(v.data(), w, want.data());
+      testdata::Guarded got(8 * w);  // exactly sized, guard bytes either side
+      bitpack::pack64_avx512(v.data(), w, got.data());
+      ASSERT_TRUE(got.guards_intact()) << "w=" << w;
+      ASSERT_EQ(std::vector<uint8_t>(got.span().begin(), got.span().end()), want) << "w=" << w;
+    }
+  }
+}
+
+TEST(BitpackSimd, ZigzagPackGivesPackBlocksWidthAndBytes) {
+  if (!have_avx512()) GTEST_SKIP() << kNoAvx512;
+  std::mt19937_64 rng(8);
+  std::vector<bool> seen(bitpack::kMaxWidth + 1);
+  for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w) {
+    for (const auto& zz : blocks_of_width(w, rng)) {
+      int32_t codes[kN];  // the codes whose zigzags are zz
+      for (unsigned i = 0; i < kN; ++i) codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1)));
+      std::vector<uint8_t> want(8 * bitpack::kMaxWidth);
+      bool want_fits = false;
+      const unsigned ww = scalar_pack_block(codes, want.data(), want.size(), &want_fits);
+      ASSERT_TRUE(want_fits);
+      ASSERT_LE(ww, w);
+      want.resize(8 * ww);
+      seen[ww] = true;
+      testdata::Guarded got(8 * ww);  // exactly sized
+      bool fits = false;
+      ASSERT_EQ(bitpack::zigzag_pack64_avx512(codes, got.data(), 8 * ww, &fits), ww) << "w=" << w;
+      ASSERT_TRUE(fits);
+      ASSERT_TRUE(got.guards_intact()) << "w=" << w;
+      ASSERT_EQ(std::vector<uint8_t>(got.span().begin(), got.span().end()), want) << "w=" << w;
+      if (ww > 0) {  // one byte short: reports the width, writes nothing
+        testdata::Guarded none(8 * ww - 1);
+        fits = true;
+        EXPECT_EQ(bitpack::zigzag_pack64_avx512(codes, none.data(), 8 * ww - 1, &fits), ww);
+        EXPECT_FALSE(fits);
+        EXPECT_TRUE(none.guards_intact()) << "w=" << w;
+        for (uint8_t byte : none.span()) ASSERT_EQ(byte, testdata::Guarded::kPattern);
+      }
+    }
+  }
+  for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w) EXPECT_TRUE(seen[w]) << "no block of width " << w;
+}
+
+// Encodes n float32 at src (any alignment) at one level; restores the level.
+std::vector<uint8_t> encode_at(qsimd::Level level, const uint8_t* src, uint64_t n, const CodecParams& cp) {
+  const qsimd::Level prev = qsimd::set_level(level);
+  EncodeRequest req{Dtype::kFloat32, src, n, &cp, nullptr};
+  std::vector<uint8_t> body(quantize_body_bound(req));
+  std::size_t written = 0;
+  const Status st = quantize_body_encode(req, body, &written);
+  qsimd::set_level(prev);
+  EXPECT_TRUE(st.ok()) << st.message();
+  body.resize(written);
+  return body;
+}
+
+TEST(BitpackSimd, QuantizeEncoderReadsFloat32SourcesAtEveryAlignment) {
+  if (!have_avx512()) GTEST_SKIP() << kNoAvx512;
+  const std::size_t n = 5003;
+  std::vector<float> v = testdata::make_floats(testdata::Dist::kSpecial, n, 3);
+  std::memcpy(&v[2048], &v[0], 4 * 2048);  // rows of 2048: the second repeats the first
+  for (std::size_t r = 10; r < 13; ++r) std::memcpy(&v[100 * r], &v[0], 4 * 100);  // rows of 100
+  std::vector<uint8_t> buf(4 * n + 4);
+  for (std::size_t shift = 0; shift < 4; ++shift) {
+    std::memcpy(buf.data() + shift, v.data(), 4 * n);
+    for (BoundMode mode : {BoundMode::kAbs, BoundMode::kRel, BoundMode::kRelRow}) {
+      for (bool dedupe : {false, true}) {
+        for (uint32_t row : {100u, 2048u}) {  // 2048: whole chunks inside one distinct row
+          CodecParams cp;
+          cp.codec = CodecId::kQuantize;
+          cp.quantize.mode = mode;
+          cp.quantize.error_bound = mode == BoundMode::kAbs ? 1e-3 : 1e-2;
+          cp.quantize.row_length = row;
+          cp.quantize.dedupe_rows = dedupe;
+          EXPECT_EQ(encode_at(qsimd::Level::kAvx512, buf.data() + shift, n, cp),
+                    encode_at(qsimd::Level::kScalar, buf.data() + shift, n, cp))
+              << "shift " << shift << " mode " << static_cast<int>(mode) << " dedupe " << dedupe << " row " << row;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace squeeze::compress
