@@ -1,5 +1,8 @@
 // The quantize body's decoder: validate everything, then unpack codes chunk by chunk,
-// reconstruct into the dtype, patch escapes, and copy repeated rows.
+// reconstruct into the dtype, patch escapes, and copy repeated rows. At the AVX-512 level
+// (quantize_decode_avx512.h) the unpacking and the reconstruction run 16 codes per step, and
+// float32 messages without row dedupe or per-row parameters go straight from the payload to
+// the output without the codes buffer.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -7,6 +10,7 @@
 #include "compress/bitpack.h"
 #include "compress/half_simd.h"
 #include "compress/quantize.h"
+#include "compress/quantize_decode_avx512.h"
 #include "compress/quantize_math.h"
 #include "compress/quantize_simd.h"
 #include "compress/quantize_stream.h"
@@ -45,11 +49,20 @@ SQUEEZE_AVX2 void store_run_avx2(const int32_t* codes, std::size_t n, double off
 }
 
 template <Dtype D>
-void store_run(const int32_t* codes, std::size_t n, double offset, double step, uint8_t* out) {
-  if (qsimd::level() >= qsimd::Level::kAvx2) {
-    store_run_avx2<D>(codes, n, offset, step, out);
+void store_run(const int32_t* codes, std::size_t n, double offset, float step, uint8_t* out) {
+  const qsimd::Level level = qsimd::level();
+  if (level == qsimd::Level::kAvx512) {
+    if constexpr (D == Dtype::kFloat32) {
+      qavx512::reconstruct(codes, n, offset, step, out);
+    } else {
+      float f[kChunk];
+      qavx512::reconstruct(codes, n, offset, step, reinterpret_cast<uint8_t*>(f));
+      hsimd::narrow_run<D>(reinterpret_cast<const uint8_t*>(f), n, out);
+    }
+  } else if (level == qsimd::Level::kAvx2) {
+    store_run_avx2<D>(codes, n, offset, static_cast<double>(step), out);
   } else {
-    store_run_impl<D>(codes, n, offset, step, out);
+    store_run_impl<D>(codes, n, offset, static_cast<double>(step), out);
   }
 }
 
@@ -74,33 +87,44 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
   uint8_t* out = dst.data();
 
   const uint8_t* payload = q.payload.data();
+  const bool avx512 = qsimd::level() == qsimd::Level::kAvx512;
   int32_t codes[kChunk];
-  for (uint64_t p0 = 0; p0 < q.n_stream; p0 += kChunk) {
-    const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, q.n_stream - p0));
-    for (std::size_t b = 0; b < n; b += kQuantizeBlock) {
-      const unsigned w = q.widths[(p0 + b) / kQuantizeBlock];
-      uint32_t zz[kQuantizeBlock];
-      bitpack::unpack64(payload, w, zz);
-      payload += 8u * w;
-      for (unsigned i = 0; i < kQuantizeBlock; ++i) {
-        codes[b + i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
+  if (D == Dtype::kFloat32 && avx512 && !q.dedupe && q.mode != BoundMode::kRelRow) {
+    // Stream element p is output element p: no codes buffer needed.
+    qavx512::decode_f32(payload, q.widths.data(), static_cast<std::size_t>(q.n_stream), q.offset, q.step, out);
+  } else {
+    for (uint64_t p0 = 0; p0 < q.n_stream; p0 += kChunk) {
+      const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, q.n_stream - p0));
+      const uint8_t* widths = q.widths.data() + p0 / kQuantizeBlock;
+      if (avx512) {
+        payload = qavx512::unpack_codes(payload, widths, (n + kQuantizeBlock - 1) / kQuantizeBlock, codes);
+      } else {
+        for (std::size_t b = 0; b < n; b += kQuantizeBlock) {
+          const unsigned w = widths[b / kQuantizeBlock];
+          uint32_t zz[kQuantizeBlock];
+          bitpack::unpack64(payload, w, zz);
+          payload += 8u * w;
+          for (unsigned i = 0; i < kQuantizeBlock; ++i) {
+            codes[b + i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
+          }
+        }
       }
-    }
-    if (q.mode != BoundMode::kRelRow) {
-      s.runs(p0, n, [&](uint64_t e, std::size_t at, std::size_t len) {
-        store_run<D>(codes + at, len, q.offset, static_cast<double>(q.step), out + e * esize);
-      });
-      continue;
-    }
-    for (std::size_t i = 0; i < n;) {  // one parameter row at a time
-      const uint64_t k = (p0 + i) / L;
-      const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
-      const double off = f32_from_bits(load_le32(q.row_params.data() + 8 * k));
-      const double step = f32_from_bits(load_le32(q.row_params.data() + 8 * k + 4));
-      s.runs(p0 + i, len, [&](uint64_t e, std::size_t at, std::size_t l2) {
-        store_run<D>(codes + i + at, l2, off, step, out + e * esize);
-      });
-      i += len;
+      if (q.mode != BoundMode::kRelRow) {
+        s.runs(p0, n, [&](uint64_t e, std::size_t at, std::size_t len) {
+          store_run<D>(codes + at, len, q.offset, q.step, out + e * esize);
+        });
+        continue;
+      }
+      for (std::size_t i = 0; i < n;) {  // one parameter row at a time
+        const uint64_t k = (p0 + i) / L;
+        const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
+        const double off = f32_from_bits(load_le32(q.row_params.data() + 8 * k));
+        const float step = f32_from_bits(load_le32(q.row_params.data() + 8 * k + 4));
+        s.runs(p0 + i, len, [&](uint64_t e, std::size_t at, std::size_t l2) {
+          store_run<D>(codes + i + at, l2, off, step, out + e * esize);
+        });
+        i += len;
+      }
     }
   }
   for (uint32_t k = 0; k < q.n_escapes; ++k) {
