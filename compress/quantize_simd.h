@@ -1,5 +1,6 @@
 // Which instruction set the quantize codec's hot loops use (the encoder's range scan, code
-// kernel and row hash; the decoder's reconstruction). Every level produces the same bytes;
+// kernel, row hash and block packing; the decoder's unpacking and reconstruction). Every
+// level produces the same bytes;
 // the lower ones exist for CPUs without the wider units, and so that tests can check that
 // every level agrees with the scalar path.
 //
