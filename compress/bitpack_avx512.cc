@@ -19,6 +19,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "compress/avx512_target.h"
 #endif
 
 #include "compress/bitpack.h"
@@ -26,34 +28,26 @@
 namespace squeeze::compress::bitpack {
 
 #if defined(__x86_64__)
-#define SQUEEZE_PACK512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw")))
-
 namespace {
 
-// GCC 12 warns that the undefined pass-through operand inside _mm512_cvtepi32_epi8/16 is
-// used uninitialized (it is not: the mask is all ones).
-#pragma GCC diagnostic push
-#if !defined(__clang__)  // clang has no -Wmaybe-uninitialized (and does not warn here)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+SQUEEZE_INTRINSIC_WARNINGS_OFF  // compress/avx512_target.h
 
-SQUEEZE_PACK512 inline __m128i count(unsigned bits) { return _mm_cvtsi32_si128(static_cast<int>(bits)); }
+SQUEEZE_AVX512 inline __m128i count(unsigned bits) { return _mm_cvtsi32_si128(static_cast<int>(bits)); }
 
 // (a & b) | c
-SQUEEZE_PACK512 inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
+SQUEEZE_AVX512 inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
   return _mm512_ternarylogic_epi64(a, b, c, 0xEA);
 }
 
 // Each 128-bit lane: the run of `bits` bits at the low end of its upper qword joins the run
 // at the low end of its lower qword (bits <= 64).
-SQUEEZE_PACK512 inline __m512i merge128(__m512i x, unsigned bits) {
+SQUEEZE_AVX512 inline __m512i merge128(__m512i x, unsigned bits) {
   const __m512i up = _mm512_sll_epi64(_mm512_shuffle_epi32(x, _MM_PERM_BADC), count(bits));  // upper qword to lower
   return _mm512_mask_or_epi64(_mm512_srl_epi64(x, count(64 - bits)), 0x55, x, up);
 }
 
 // Lane m's low `bytes` bytes (1..16) to out + m * bytes.
-SQUEEZE_PACK512 inline void store_lanes(__m512i x, unsigned bytes, uint8_t* out) {
+SQUEEZE_AVX512 inline void store_lanes(__m512i x, unsigned bytes, uint8_t* out) {
   const auto keep = static_cast<__mmask16>((1u << bytes) - 1);
   _mm_mask_storeu_epi8(out, keep, _mm512_castsi512_si128(x));
   _mm_mask_storeu_epi8(out + bytes, keep, _mm512_extracti32x4_epi32(x, 1));
@@ -62,7 +56,7 @@ SQUEEZE_PACK512 inline void store_lanes(__m512i x, unsigned bytes, uint8_t* out)
 }
 
 // Writes the 64 values z[j] lane i = value 16j + i, each below 2^w, as pack64 would.
-SQUEEZE_PACK512 inline void pack_regs(const __m512i (&z)[4], unsigned w, uint8_t* out) {
+SQUEEZE_AVX512 inline void pack_regs(const __m512i (&z)[4], unsigned w, uint8_t* out) {
   if (w == 0) return;
   if (w <= 8) {
     __m512i x = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(z[0]));  // value i in byte i
@@ -91,13 +85,13 @@ SQUEEZE_PACK512 inline void pack_regs(const __m512i (&z)[4], unsigned w, uint8_t
   pack64(in, w, out);
 }
 
-SQUEEZE_PACK512 void pack_512(const uint32_t* in, unsigned w, uint8_t* out) {
+SQUEEZE_AVX512 void pack_512(const uint32_t* in, unsigned w, uint8_t* out) {
   const __m512i z[4] = {_mm512_loadu_si512(in), _mm512_loadu_si512(in + 16), _mm512_loadu_si512(in + 32),
                         _mm512_loadu_si512(in + 48)};
   pack_regs(z, w, out);
 }
 
-SQUEEZE_PACK512 unsigned zigzag_pack_512(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
+SQUEEZE_AVX512 unsigned zigzag_pack_512(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
   __m512i z[4];
   __m512i any = _mm512_setzero_si512();
   for (unsigned j = 0; j < 4; ++j) {
@@ -111,7 +105,7 @@ SQUEEZE_PACK512 unsigned zigzag_pack_512(const int32_t* codes, uint8_t* out, std
   return w;
 }
 
-#pragma GCC diagnostic pop
+SQUEEZE_INTRINSIC_WARNINGS_ON
 
 }  // namespace
 

@@ -29,6 +29,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "compress/avx512_target.h"
 #endif
 
 #include "compress/quantize_kernels.h"
@@ -36,8 +38,6 @@
 namespace squeeze::compress::qavx512 {
 
 #if defined(__x86_64__)
-#define SQUEEZE_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw")))
-
 namespace {
 
 // The last n < 8 elements, by quantize_one compiled for the baseline target (no FMA there).
@@ -46,14 +46,7 @@ __attribute__((noinline)) bool tail(const float* v, std::size_t n, const qmath::
   return qmath::quantize_each<D>(v, n, p, codes);
 }
 
-// GCC 12 warns that the undefined pass-through operand inside _mm512_cvtps_pd,
-// _mm512_cvtpd_ps and the _mm512_reduce_* shuffles is used uninitialized (it is not: the
-// mask is all ones, or the lanes are discarded).
-#pragma GCC diagnostic push
-#if !defined(__clang__)  // clang has no -Wmaybe-uninitialized (and does not warn here)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+SQUEEZE_INTRINSIC_WARNINGS_OFF  // compress/avx512_target.h
 
 template <Dtype D>
 SQUEEZE_AVX512 bool quantize_512(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
@@ -174,7 +167,7 @@ SQUEEZE_AVX512 void range_512(const uint8_t* src, std::size_t n, float* mn, floa
   *mx = hi;
 }
 
-#pragma GCC diagnostic pop
+SQUEEZE_INTRINSIC_WARNINGS_ON
 
 }  // namespace
 

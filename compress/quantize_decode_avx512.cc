@@ -30,6 +30,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "compress/avx512_target.h"
 #endif
 
 #include "compress/bitpack.h"
@@ -38,17 +40,9 @@
 namespace squeeze::compress::qavx512 {
 
 #if defined(__x86_64__)
-#define SQUEEZE_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw")))
-
 namespace {
 
-// GCC 12 warns that the undefined pass-through operand inside most of these intrinsics
-// (permutes, shifts, conversions) is used uninitialized (it is not: the mask is all ones).
-#pragma GCC diagnostic push
-#if !defined(__clang__)  // clang has no -Wmaybe-uninitialized (and does not warn here)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
+SQUEEZE_INTRINSIC_WARNINGS_OFF  // compress/avx512_target.h
 
 // Per width w, for lane i of a group: the words holding value i (j = iw >> 5 and j + 1,
 // wrapped to 0 when 16: that happens only with s = 0, whose left shift by 32 gives 0), the
@@ -187,7 +181,7 @@ SQUEEZE_AVX512 void decode_f32_512(const uint8_t* in, const uint8_t* widths, std
   }
 }
 
-#pragma GCC diagnostic pop
+SQUEEZE_INTRINSIC_WARNINGS_ON
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "compress/codec.h"
 #include "compress/quantize.h"
 #include "compress/quantize_simd.h"
+#include "tests/compress/at_level.h"
 #include "tests/compress/test_data.h"
 
 namespace squeeze::compress {
@@ -112,14 +113,13 @@ TEST(BitpackSimd, ZigzagPackGivesPackBlocksWidthAndBytes) {
   for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w) EXPECT_TRUE(seen[w]) << "no block of width " << w;
 }
 
-// Encodes n float32 at src (any alignment) at one level; restores the level.
+// Encodes n float32 at src (any alignment) at one level.
 std::vector<uint8_t> encode_at(qsimd::Level level, const uint8_t* src, uint64_t n, const CodecParams& cp) {
-  const qsimd::Level prev = qsimd::set_level(level);
+  AtLevel at(level);
   EncodeRequest req{Dtype::kFloat32, src, n, &cp, nullptr};
   std::vector<uint8_t> body(quantize_body_bound(req));
   std::size_t written = 0;
   const Status st = quantize_body_encode(req, body, &written);
-  qsimd::set_level(prev);
   EXPECT_TRUE(st.ok()) << st.message();
   body.resize(written);
   return body;

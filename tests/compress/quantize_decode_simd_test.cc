@@ -26,23 +26,12 @@
 #include "compress/quantize_decode_avx512.h"
 #include "compress/quantize_math.h"
 #include "compress/quantize_simd.h"
+#include "tests/compress/at_level.h"
 
 namespace squeeze::compress {
 namespace {
 
 using qsimd::Level;
-
-// Runs the codec at one level for its lifetime.
-class AtLevel {
- public:
-  explicit AtLevel(Level l) : prev_(qsimd::set_level(l)) {}
-  ~AtLevel() { qsimd::set_level(prev_); }
-  AtLevel(const AtLevel&) = delete;
-  AtLevel& operator=(const AtLevel&) = delete;
-
- private:
-  Level prev_;
-};
 
 #define SKIP_WITHOUT_AVX512() \
   if (qsimd::cpu_level() < Level::kAvx512) GTEST_SKIP() << "this CPU lacks AVX-512 F/VL/DQ/BW"

@@ -21,6 +21,7 @@
 #include "compress/quantize_avx512.h"
 #include "compress/quantize_math.h"
 #include "compress/quantize_simd.h"
+#include "tests/compress/at_level.h"
 #include "compress/quantize_table.h"
 #include "compress/row_dedupe.h"
 #include "tests/compress/test_data.h"
@@ -30,18 +31,6 @@ namespace {
 
 using qsimd::Level;
 using testdata::Dist;
-
-// Runs the encoder at one level for its lifetime.
-class AtLevel {
- public:
-  explicit AtLevel(Level l) : prev_(qsimd::set_level(l)) {}
-  ~AtLevel() { qsimd::set_level(prev_); }
-  AtLevel(const AtLevel&) = delete;
-  AtLevel& operator=(const AtLevel&) = delete;
-
- private:
-  Level prev_;
-};
 
 // The levels this CPU runs, kScalar first.
 std::vector<Level> levels() {
