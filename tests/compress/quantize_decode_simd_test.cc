@@ -63,6 +63,26 @@ std::vector<uint32_t> block_values(unsigned w, std::mt19937_64& rng) {
   return v;
 }
 
+// Blocks of random widths 0..32 back to back: their widths, packed bytes and the codes
+// they hold (zigzag-decoded).
+struct MixedBlocks {
+  std::vector<uint8_t> widths, packed;
+  std::vector<int32_t> codes;
+};
+MixedBlocks mixed_blocks(std::size_t blocks, std::mt19937_64& rng) {
+  MixedBlocks m;
+  m.widths.resize(blocks);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    m.widths[b] = static_cast<uint8_t>(rng() % (bitpack::kMaxWidth + 1));
+    const std::vector<uint32_t> v = block_values(m.widths[b], rng);
+    const std::size_t at = m.packed.size();
+    m.packed.resize(at + 8 * m.widths[b]);
+    bitpack::pack64(v.data(), m.widths[b], m.packed.data() + at);
+    for (uint32_t x : v) m.codes.push_back(unzigzag(x));
+  }
+  return m;
+}
+
 TEST(QuantizeDecodeSimd, UnpackGivesBitpackCodesForEveryWidth) {
   SKIP_WITHOUT_AVX512();
   std::mt19937_64 rng(5);
@@ -89,20 +109,11 @@ TEST(QuantizeDecodeSimd, UnpackGivesBitpackCodesForEveryWidth) {
   // Many blocks of mixed widths back to back, in one exactly sized buffer.
   for (int trial = 0; trial < 50; ++trial) {
     const std::size_t blocks = 1 + rng() % 40;
-    std::vector<uint8_t> widths(blocks), packed;
-    std::vector<int32_t> want;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      widths[b] = static_cast<uint8_t>(rng() % (bitpack::kMaxWidth + 1));
-      const std::vector<uint32_t> v = block_values(widths[b], rng);
-      const std::size_t at = packed.size();
-      packed.resize(at + 8 * widths[b]);
-      bitpack::pack64(v.data(), widths[b], packed.data() + at);
-      for (uint32_t x : v) want.push_back(unzigzag(x));
-    }
-    const auto buf = exact_copy(packed);
-    std::vector<int32_t> got(want.size());
-    ASSERT_EQ(qavx512::unpack_codes(buf.get(), widths.data(), blocks, got.data()), buf.get() + packed.size());
-    ASSERT_EQ(got, want) << "trial " << trial;
+    const MixedBlocks m = mixed_blocks(blocks, rng);
+    const auto buf = exact_copy(m.packed);
+    std::vector<int32_t> got(m.codes.size());
+    ASSERT_EQ(qavx512::unpack_codes(buf.get(), m.widths.data(), blocks, got.data()), buf.get() + m.packed.size());
+    ASSERT_EQ(got, m.codes) << "trial " << trial;
   }
 }
 
@@ -183,24 +194,15 @@ TEST(QuantizeDecodeSimd, FusedDecodeGivesUnpackThenReconstruct) {
   std::mt19937_64 rng(13);
   for (int trial = 0; trial < 300; ++trial) {
     const std::size_t n = 1 + rng() % 700;
-    const std::size_t blocks = (n + kQuantizeBlock - 1) / kQuantizeBlock;
-    std::vector<uint8_t> widths(blocks), packed;
-    std::vector<int32_t> codes;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      widths[b] = static_cast<uint8_t>(rng() % (bitpack::kMaxWidth + 1));
-      const std::vector<uint32_t> v = block_values(widths[b], rng);
-      const std::size_t at = packed.size();
-      packed.resize(at + 8 * widths[b]);
-      bitpack::pack64(v.data(), widths[b], packed.data() + at);
-      for (uint32_t x : v) codes.push_back(unzigzag(x));
-    }
+    MixedBlocks m = mixed_blocks((n + kQuantizeBlock - 1) / kQuantizeBlock, rng);
+    std::vector<int32_t>& codes = m.codes;
     codes.resize(n);
     const int e_off = static_cast<int>(rng() % 40) - 20, e_step = static_cast<int>(rng() % 60) - 40;
     const double off = (trial % 3 == 0) ? 0.0 : std::ldexp(static_cast<double>(rng() % 2001) - 1000.5, e_off);
     const float step = (trial % 7 == 0) ? 0.0f : std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 1000.0f, e_step);
-    const auto buf = exact_copy(packed);
+    const auto buf = exact_copy(m.packed);
     auto out = std::make_unique<uint8_t[]>(4 * n);
-    qavx512::decode_f32(buf.get(), widths.data(), n, off, step, out.get());
+    qavx512::decode_f32(buf.get(), m.widths.data(), n, off, step, out.get());
     ASSERT_EQ(float_bits(out.get(), n), reference_floats(codes, off, step))
         << "trial " << trial << " n " << n;
   }
