@@ -1,7 +1,15 @@
 // Runs the quantize codec at one instruction-set level (compress/quantize_simd.h) for the
-// lifetime of the object, so a test can compare levels on the same input.
+// lifetime of an AtLevel, and encodes a quantize body at a given level, so that a test can
+// compare levels on the same input.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "compress/codec.h"
+#include "compress/quantize.h"
 #include "compress/quantize_simd.h"
 
 namespace squeeze::compress {
@@ -16,5 +24,18 @@ class AtLevel {
  private:
   qsimd::Level prev_;
 };
+
+// The quantize body of count elements of dt at src (any alignment), encoded at `level`.
+inline std::vector<uint8_t> quantize_body_at(qsimd::Level level, const uint8_t* src, Dtype dt, uint64_t count,
+                                             const CodecParams& cp) {
+  AtLevel at(level);
+  EncodeRequest req{dt, src, count, &cp, nullptr};
+  std::vector<uint8_t> body(quantize_body_bound(req));
+  std::size_t written = 0;
+  const Status st = quantize_body_encode(req, body, &written);
+  EXPECT_TRUE(st.ok()) << st.message();
+  body.resize(written);
+  return body;
+}
 
 }  // namespace squeeze::compress

@@ -113,18 +113,6 @@ TEST(BitpackSimd, ZigzagPackGivesPackBlocksWidthAndBytes) {
   for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w) EXPECT_TRUE(seen[w]) << "no block of width " << w;
 }
 
-// Encodes n float32 at src (any alignment) at one level.
-std::vector<uint8_t> encode_at(qsimd::Level level, const uint8_t* src, uint64_t n, const CodecParams& cp) {
-  AtLevel at(level);
-  EncodeRequest req{Dtype::kFloat32, src, n, &cp, nullptr};
-  std::vector<uint8_t> body(quantize_body_bound(req));
-  std::size_t written = 0;
-  const Status st = quantize_body_encode(req, body, &written);
-  EXPECT_TRUE(st.ok()) << st.message();
-  body.resize(written);
-  return body;
-}
-
 TEST(BitpackSimd, QuantizeEncoderReadsFloat32SourcesAtEveryAlignment) {
   if (!have_avx512()) GTEST_SKIP() << kNoAvx512;
   const std::size_t n = 5003;
@@ -143,8 +131,8 @@ TEST(BitpackSimd, QuantizeEncoderReadsFloat32SourcesAtEveryAlignment) {
           cp.quantize.error_bound = mode == BoundMode::kAbs ? 1e-3 : 1e-2;
           cp.quantize.row_length = row;
           cp.quantize.dedupe_rows = dedupe;
-          EXPECT_EQ(encode_at(qsimd::Level::kAvx512, buf.data() + shift, n, cp),
-                    encode_at(qsimd::Level::kScalar, buf.data() + shift, n, cp))
+          EXPECT_EQ(quantize_body_at(qsimd::Level::kAvx512, buf.data() + shift, Dtype::kFloat32, n, cp),
+                    quantize_body_at(qsimd::Level::kScalar, buf.data() + shift, Dtype::kFloat32, n, cp))
               << "shift " << shift << " mode " << static_cast<int>(mode) << " dedupe " << dedupe << " row " << row;
         }
       }

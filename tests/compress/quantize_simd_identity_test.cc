@@ -244,16 +244,6 @@ std::vector<float> message(Dist d, std::size_t n, uint32_t row, uint64_t seed) {
   return v;
 }
 
-std::vector<uint8_t> encode_body(const std::vector<uint8_t>& in, Dtype dt, uint64_t count, const CodecParams& cp) {
-  EncodeRequest req{dt, in.data(), count, &cp, nullptr};
-  std::vector<uint8_t> body(quantize_body_bound(req));
-  std::size_t n = 0;
-  const Status st = quantize_body_encode(req, body, &n);
-  EXPECT_TRUE(st.ok()) << st.message();
-  body.resize(n);
-  return body;
-}
-
 std::vector<uint8_t> encode_whole_frame(const std::vector<uint8_t>& in, Dtype dt, uint64_t count, const CodecParams& cp) {
   EncodeRequest req{dt, in.data(), count, &cp, nullptr};
   std::vector<uint8_t> frame(max_frame_bytes(req));
@@ -295,13 +285,13 @@ TEST(QuantizeSimdIdentity, BodiesFramesAndDecodesAreTheSameAtEveryLevel) {
               std::vector<uint8_t> want_body, want_frame, want_decoded;
               {
                 AtLevel at(Level::kScalar);
-                want_body = encode_body(in, dt, n, cp);
+                want_body = quantize_body_at(Level::kScalar, in.data(), dt, n, cp);
                 want_frame = encode_whole_frame(in, dt, n, cp);
                 want_decoded = decode_whole_frame(want_frame, in.size());
               }
               for (std::size_t li = 1; li < all.size(); ++li) {
                 AtLevel at(all[li]);
-                ASSERT_EQ(encode_body(in, dt, n, cp), want_body)
+                ASSERT_EQ(quantize_body_at(all[li], in.data(), dt, n, cp), want_body)
                     << qsimd::level_name(all[li]) << " " << dtype_name(dt) << " " << testdata::dist_name(d) << " n=" << n
                     << " mode " << static_cast<int>(mode) << " dedupe " << dedupe << " row " << row;
                 ASSERT_EQ(encode_whole_frame(in, dt, n, cp), want_frame);
