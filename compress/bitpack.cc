@@ -80,6 +80,19 @@ constexpr auto kUnpack = unpack_table(std::make_index_sequence<kMaxWidth + 1>{})
 void pack64(const uint32_t* in, unsigned width, uint8_t* out) { kPack[width](in, out); }
 void unpack64(const uint8_t* in, unsigned width, uint32_t* out) { kUnpack[width](in, out); }
 
+unsigned zigzag_pack64(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
+  uint32_t zz[kBlock];
+  uint32_t any = 0;
+  for (unsigned i = 0; i < kBlock; ++i) {
+    zz[i] = (static_cast<uint32_t>(codes[i]) << 1) ^ static_cast<uint32_t>(codes[i] >> 31);
+    any |= zz[i];
+  }
+  const unsigned w = bit_width(any);
+  *fits = 8u * w <= room;
+  if (*fits) pack64(zz, w, out);
+  return w;
+}
+
 void pack_array(const uint32_t* in, uint64_t n, unsigned width, uint8_t* out) {
   const std::size_t bytes = packed_array_bytes(n, width);
   std::memset(out, 0, bytes);

@@ -24,6 +24,10 @@ inline unsigned bit_width(uint32_t v) { return v == 0 ? 0u : 32u - static_cast<u
 void pack64(const uint32_t* in, unsigned width, uint8_t* out);
 // Reads exactly 8*width bytes from in; writes out[0..63].
 void unpack64(const uint8_t* in, unsigned width, uint32_t* out);
+// One quantize block: zigzags codes[0..63] (c -> (c << 1) ^ (c >> 31)), returns the width w
+// of the widest result, and packs the 64 results at out (pack64) when 8*w <= room (*fits
+// tells which; nothing is written otherwise). bitpack_avx512.h has the AVX-512 version.
+unsigned zigzag_pack64(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits);
 
 inline std::size_t packed_array_bytes(uint64_t n, unsigned width) {
   return static_cast<std::size_t>((n * width + 7) / 8);

@@ -121,16 +121,7 @@ unsigned zigzag_pack64_avx512(const int32_t* codes, uint8_t* out, std::size_t ro
 void pack64_avx512(const uint32_t* in, unsigned width, uint8_t* out) { pack64(in, width, out); }
 
 unsigned zigzag_pack64_avx512(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
-  uint32_t zz[kBlock];
-  uint32_t any = 0;
-  for (unsigned i = 0; i < kBlock; ++i) {
-    zz[i] = (static_cast<uint32_t>(codes[i]) << 1) ^ static_cast<uint32_t>(codes[i] >> 31);
-    any |= zz[i];
-  }
-  const unsigned w = bit_width(any);
-  *fits = 8u * w <= room;
-  if (*fits) pack64(zz, w, out);
-  return w;
+  return zigzag_pack64(codes, out, room, fits);
 }
 
 #endif

@@ -12,9 +12,7 @@ namespace squeeze::compress::bitpack {
 // pack64: in[0..63] must each fit in `width` bits; writes exactly 8*width bytes to out.
 void pack64_avx512(const uint32_t* in, unsigned width, uint8_t* out);
 
-// One quantize block: zigzags codes[0..63] (c -> (c << 1) ^ (c >> 31)), returns the width w
-// of the widest result, and packs the 64 results with pack64's bytes at out when 8*w <= room
-// (*fits tells which; nothing is written otherwise).
+// zigzag_pack64 (bitpack.h).
 unsigned zigzag_pack64_avx512(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits);
 
 }  // namespace squeeze::compress::bitpack

@@ -106,21 +106,6 @@ Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
   return r;
 }
 
-// Packs one block of codes; returns its width. (bitpack::zigzag_pack64_avx512 does the same.)
-unsigned pack_block(const int32_t* codes, uint8_t* out_if_room, std::size_t room, bool* fits) {
-  uint32_t zz[kQuantizeBlock];
-  uint32_t any = 0;
-  for (unsigned i = 0; i < kQuantizeBlock; ++i) {
-    const auto c = static_cast<uint32_t>(codes[i]);
-    zz[i] = (c << 1) ^ static_cast<uint32_t>(codes[i] >> 31);
-    any |= zz[i];
-  }
-  const unsigned w = bitpack::bit_width(any);
-  *fits = 8u * w <= room;
-  if (*fits) bitpack::pack64(zz, w, out_if_room);
-  return w;
-}
-
 template <Dtype D>
 Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written) {
   const QuantizeParams& qp = req.params->quantize;
@@ -260,7 +245,7 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
       bool fits = false;
       std::span<uint8_t> rest = dst.subspan(w.offset());
       const unsigned width = avx512 ? bitpack::zigzag_pack64_avx512(codes + b, rest.data(), rest.size(), &fits)
-                                    : pack_block(codes + b, rest.data(), rest.size(), &fits);
+                                    : bitpack::zigzag_pack64(codes + b, rest.data(), rest.size(), &fits);
       if (!fits) return no_space("code payload");
       widths[(p0 + b) / kQuantizeBlock] = static_cast<uint8_t>(width);
       w.reserve(8u * width, &ok);

@@ -1,6 +1,6 @@
 // The AVX-512 block packer (compress/bitpack_avx512.h) writes pack64's bytes, exactly 8*w
-// of them, at every width 0..32, and its zigzag and width are those of the quantize
-// encoder's scalar pack_block; the quantize encoder, which at AVX-512 also reads float32
+// of them, at every width 0..32, and its zigzag and width are those of the scalar
+// bitpack::zigzag_pack64; the quantize encoder, which at AVX-512 also reads float32
 // straight from the caller's buffer, gives the scalar level's body at every source alignment.
 // Skipped where the CPU lacks AVX-512.
 #include <gtest/gtest.h>
@@ -47,20 +47,6 @@ std::vector<std::vector<uint32_t>> blocks_of_width(unsigned w, std::mt19937_64& 
   return out;
 }
 
-// The quantize encoder's scalar pack_block (quantize_encode.cc).
-unsigned scalar_pack_block(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
-  uint32_t zz[kN];
-  uint32_t any = 0;
-  for (unsigned i = 0; i < kN; ++i) {
-    zz[i] = (static_cast<uint32_t>(codes[i]) << 1) ^ static_cast<uint32_t>(codes[i] >> 31);
-    any |= zz[i];
-  }
-  const unsigned w = bitpack::bit_width(any);
-  *fits = 8u * w <= room;
-  if (*fits) bitpack::pack64(zz, w, out);
-  return w;
-}
-
 bool have_avx512() { return qsimd::cpu_level() == qsimd::Level::kAvx512; }
 constexpr const char* kNoAvx512 = "this CPU lacks AVX-512 F, VL, DQ or BW";
 
@@ -89,7 +75,7 @@ TEST(BitpackSimd, ZigzagPackGivesPackBlocksWidthAndBytes) {
       for (unsigned i = 0; i < kN; ++i) codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1)));
       std::vector<uint8_t> want(8 * bitpack::kMaxWidth);
       bool want_fits = false;
-      const unsigned ww = scalar_pack_block(codes, want.data(), want.size(), &want_fits);
+      const unsigned ww = bitpack::zigzag_pack64(codes, want.data(), want.size(), &want_fits);
       ASSERT_TRUE(want_fits);
       ASSERT_LE(ww, w);
       want.resize(8 * ww);
