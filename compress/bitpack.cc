@@ -80,6 +80,12 @@ constexpr auto kUnpack = unpack_table(std::make_index_sequence<kMaxWidth + 1>{})
 void pack64(const uint32_t* in, unsigned width, uint8_t* out) { kPack[width](in, out); }
 void unpack64(const uint8_t* in, unsigned width, uint32_t* out) { kUnpack[width](in, out); }
 
+void unpack64_unzigzag(const uint8_t* in, unsigned width, int32_t* codes) {
+  uint32_t zz[kBlock];
+  unpack64(in, width, zz);
+  for (unsigned i = 0; i < kBlock; ++i) codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
+}
+
 unsigned zigzag_pack64(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
   uint32_t zz[kBlock];
   uint32_t any = 0;

@@ -28,6 +28,8 @@ void unpack64(const uint8_t* in, unsigned width, uint32_t* out);
 // of the widest result, and packs the 64 results at out (pack64) when 8*w <= room (*fits
 // tells which; nothing is written otherwise). bitpack_avx512.h has the AVX-512 version.
 unsigned zigzag_pack64(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits);
+// Its inverse: unpack64 of a block of `width`, zigzag-decoded into codes[0..63].
+void unpack64_unzigzag(const uint8_t* in, unsigned width, int32_t* codes);
 
 inline std::size_t packed_array_bytes(uint64_t n, unsigned width) {
   return static_cast<std::size_t>((n * width + 7) / 8);

@@ -101,12 +101,8 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
       } else {
         for (std::size_t b = 0; b < n; b += kQuantizeBlock) {
           const unsigned w = widths[b / kQuantizeBlock];
-          uint32_t zz[kQuantizeBlock];
-          bitpack::unpack64(payload, w, zz);
+          bitpack::unpack64_unzigzag(payload, w, codes + b);
           payload += 8u * w;
-          for (unsigned i = 0; i < kQuantizeBlock; ++i) {
-            codes[b + i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
-          }
         }
       }
       if (q.mode != BoundMode::kRelRow) {

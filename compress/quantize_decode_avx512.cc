@@ -204,10 +204,8 @@ void decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, do
 
 const uint8_t* unpack_codes(const uint8_t* in, const uint8_t* widths, std::size_t blocks, int32_t* codes) {
   for (std::size_t b = 0; b < blocks; ++b, codes += 64) {
-    uint32_t zz[64];
-    bitpack::unpack64(in, widths[b], zz);
+    bitpack::unpack64_unzigzag(in, widths[b], codes);
     in += 8u * widths[b];
-    for (unsigned i = 0; i < 64; ++i) codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
   }
   return in;
 }
