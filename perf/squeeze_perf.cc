@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,8 +22,10 @@
 #include "perf/collective/options.h"
 #include "perf/collective/plugin_lib.h"
 #include "perf/collective/runner.h"
+#include "perf/collective/scoped_env.h"
 #include "perf/collective/stats_file.h"
 #include "perf/collective/table.h"
+#include "plugin/policy/stats.h"
 
 namespace {
 
@@ -59,9 +62,12 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
   // SQUEEZE_STATS at init.
   setenv("SQUEEZE_RANK", std::to_string(rank).c_str(), 1);
   StatsFile stats(rank);
+  StatsFile baseline_stats(rank, true);
   Bootstrap boot(rank, o.nranks, where, std::move(listener), o.timeout_s);
   const std::string plugin = o.plugin.empty() ? std::string(SQUEEZE_PLUGIN_PATH) : o.plugin;
   PluginLib lib(plugin);
+  std::optional<PluginLib> baseline;
+  if (!o.baseline_policy.empty()) baseline.emplace(plugin, PluginLib::Load::kPrivateCopy);
 
   // Rank 0 picks the communicators' ids, as NCCL derives commHash from the unique id.
   uint64_t base = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
@@ -73,6 +79,7 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
   info.plugin = plugin;
   const char* pol = std::getenv("SQUEEZE_POLICY");
   info.policy = pol != nullptr && *pol != '\0' ? pol : "default";
+  info.baseline_policy = o.baseline_policy;
   info.ifname = o.ifname;
   info.dtype = o.dtype_name;
   info.label = o.label;
@@ -84,27 +91,35 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
   info.gpu_copies = o.gpu_copies;
   const bool root = rank == 0;
 
-  // The first init makes the plugin discover its devices.
+  // The first init makes the plugin discover its devices (and load its policy: the baseline
+  // instance reads its own SQUEEZE_POLICY here).
   int dev = 0;
-  {
+  for (const PluginLib* l : {&lib, baseline ? &*baseline : nullptr}) {
+    if (l == nullptr) continue;
+    ScopedEnv env("SQUEEZE_POLICY", l != &lib ? o.baseline_policy : std::string());
     void* ctx = nullptr;
     nccl_net_comm_config cfg{-1};
-    check_nccl(lib.net()->init(&ctx, base, &cfg, perf_logger, nullptr), "init");
-    dev = lib.device(o.ifname);
-    if (lib.net()->finalize != nullptr) lib.net()->finalize(ctx);
+    check_nccl(l->net()->init(&ctx, base, &cfg, perf_logger, nullptr), "init");
+    dev = l->device(o.ifname);
+    ScopedEnv stats_env(squeeze::policy::kStatsEnv, l != &lib ? baseline_stats.path_template() : std::string());
+    if (l->net()->finalize != nullptr) l->net()->finalize(ctx);
   }
   if (root && !o.json) print_header(info);
 
-  RankContext ctx{o, boot, lib, stats, dev, base, 0};
+  RankContext ctx{o, boot, lib, stats, dev, base, 0, baseline ? &*baseline : nullptr, &baseline_stats};
   bool ok = true;
   for (int c = 0; c < 2; ++c) {
     if ((c == 0 && !o.do_allreduce) || (c == 1 && !o.do_alltoall)) continue;
     for (std::size_t bytes : size_list(o)) {
       if (c == 1 && bytes < static_cast<std::size_t>(o.nranks) * squeeze::compress::dtype_size(o.dtype)) continue;
-      Row row = c == 0 ? run_allreduce(ctx, bytes) : run_alltoall(ctx, bytes);
+      std::vector<Row> rows = c == 0 ? run_allreduce(ctx, bytes) : run_alltoall(ctx, bytes);
       if (!root) continue;
-      o.json ? print_json(row, info) : print_row(row);
-      if (o.check) ok = row_passes(o, row) && ok;
+      for (const Row& row : rows) {
+        if (o.json) print_json(row, info);
+        else if (row.arm == "baseline") print_baseline(rows[0], row);
+        else print_row(row);
+        if (o.check) ok = row_passes(o, row) && ok;
+      }
     }
   }
   boot.barrier();  // nobody closes the bootstrap while others still read from it
@@ -132,6 +147,16 @@ int main(int argc, char** argv) {
     }
     char* abs = realpath(o.policy.c_str(), nullptr);
     setenv("SQUEEZE_POLICY", abs != nullptr ? abs : o.policy.c_str(), 1);
+    std::free(abs);
+  }
+  if (!o.baseline_policy.empty()) {
+    char* abs = realpath(o.baseline_policy.c_str(), nullptr);
+    if (abs == nullptr || access(abs, R_OK) != 0) {
+      std::fprintf(stderr, "squeeze-perf: --baseline %s: %s\n", o.baseline_policy.c_str(), std::strerror(errno));
+      std::free(abs);
+      return 2;
+    }
+    o.baseline_policy = abs;
     std::free(abs);
   }
   if (!o.ifname.empty()) setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 1);

@@ -28,9 +28,10 @@ HostBuf alloc_host(std::size_t bytes) {
 
 Communicator::Communicator(const PluginLib& lib, Bootstrap& boot, const CommSpec& spec)
     : lib_(lib), spec_(spec), rank_(boot.rank()), nranks_(boot.nranks()) {
-  chain_ = std::make_unique<ProfChain>(spec.chain ? lib.profiler() : nullptr, spec.comm_id, spec.name, nranks_, rank_);
+  chain_ = std::make_unique<ProfChain>(spec.chain ? lib.profiler() : nullptr, lib.instance(), spec.comm_id, spec.name,
+                                       nranks_, rank_);
   nccl_net_comm_config cfg{-1};
-  check_nccl(net()->init(&ctx_, spec.comm_id, &cfg, perf_logger, ProfChain::callback()), "init");
+  check_nccl(net()->init(&ctx_, spec.comm_id, &cfg, perf_logger, ProfChain::callback(lib.instance())), "init");
   attr_ = undefined_attrs();
   try {
     connect_all(boot);

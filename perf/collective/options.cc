@@ -26,6 +26,10 @@ Network:
   --plugin PATH            plugin library (default: the one built with this tool)
   --policy FILE            sets SQUEEZE_POLICY=FILE before the plugin loads (default: the
                            plugin's built-in policy, or SQUEEZE_POLICY from the environment)
+  --baseline FILE          also load a private copy of the plugin under policy FILE (say
+                           config/off.json) and run every size through both, alternating
+                           iterations, so both see the same machine; each size then prints
+                           the baseline's row too and the speedup (baseline time / time)
 Work:
   --collective C           allreduce | alltoall | both (default both)
   -b, --min BYTES          smallest size per rank (default 1M; K/M/G suffixes)
@@ -98,6 +102,7 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--ifname") o.ifname = next();
     else if (a == "--plugin") o.plugin = next();
     else if (a == "--policy") o.policy = next();
+    else if (a == "--baseline") o.baseline_policy = next();
     else if (a == "--collective") {
       std::string c = next();
       if (!parse_collective_choice(c, &o.do_allreduce, &o.do_alltoall))

@@ -18,6 +18,9 @@ struct Options {
   std::string ifname;      // SQUEEZE_SOCKET_IFNAME; local default "lo"
   std::string plugin;
   std::string policy;      // SQUEEZE_POLICY
+  // --baseline: a second plugin instance under this policy; iterations alternate between the
+  // two communicators, and each row gains the speedup over this baseline ("" = none).
+  std::string baseline_policy;
   bool do_allreduce = true, do_alltoall = true;
   std::size_t min_bytes = 1u << 20, max_bytes = 16u << 20;
   std::size_t step_factor = 4;  // sizes multiply by this (nccl-tests -f)

@@ -15,8 +15,13 @@ void perf_logger(int level, unsigned long flags, const char* file, int line, con
 
 class PluginLib {
  public:
-  // Throws std::runtime_error naming the path and dlerror() on failure.
-  explicit PluginLib(const std::string& path);
+  enum class Load {
+    kShared,       // dlopen(path): the one instance, as NCCL loads it
+    kPrivateCopy,  // dlopen a temporary copy of path: its own globals (policy, statistics,
+                   // pays controller, codec threads), independent of a kShared instance
+  };
+  // Throws std::runtime_error naming the path and dlerror() (or the copy's error) on failure.
+  explicit PluginLib(const std::string& path, Load load = Load::kShared);
   // The library is left loaded: the plugin's threads may outlive the last close, as they do
   // under NCCL until the process exits.
   ~PluginLib() = default;
@@ -26,6 +31,7 @@ class PluginLib {
   nccl_net_v11* net() const { return net_; }
   nccl_profiler_v5* profiler() const { return profiler_; }  // nullptr when the library has none
   const std::string& path() const { return path_; }
+  int instance() const { return instance_; }  // 0: the shared load; 1: a private copy
 
   // The device named `ifname`; device 0 when the name is empty. Throws if `ifname` is given
   // but the plugin has no device of that name (the error lists the ones it has).
@@ -33,6 +39,7 @@ class PluginLib {
 
  private:
   std::string path_;
+  int instance_ = 0;
   void* lib_ = nullptr;
   nccl_net_v11* net_ = nullptr;
   nccl_profiler_v5* profiler_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 
 #include "perf/collective/plugin_lib.h"
@@ -10,8 +11,9 @@ namespace squeeze::perf {
 namespace {
 
 // NCCL keeps the loaded profiler in a process-wide pointer; the stop and update callbacks
-// reach it without a phandle.
-std::atomic<nccl_profiler_v5*> g_profiler{nullptr};
+// reach it without a phandle. One per plugin instance (--baseline loads a second), each
+// reached through its own callback.
+std::array<std::atomic<nccl_profiler_v5*>, ProfChain::kInstances> g_profiler{};
 
 constexpr uint64_t kNetPluginImplies =
     kProfileColl | kProfileP2p | kProfileProxyOp | kProfileProxyStep | kProfileCollApi | kProfileP2pApi;
@@ -20,8 +22,8 @@ constexpr uint64_t kNetPluginImplies =
 
 // NCCL 2.28.9 src/plugin/profiler.cc ncclProfilerCallback, with one guard NCCL lacks: a NULL
 // phandle is ignored instead of dereferenced.
-nccl_result_t prof_chain_callback(void** eh, int type, void* phandle, int64_t plugin_id, void* ext) {
-  nccl_profiler_v5* prof = g_profiler.load(std::memory_order_acquire);
+nccl_result_t prof_chain_callback(nccl_profiler_v5* prof, void** eh, int type, void* phandle, int64_t plugin_id,
+                                  void* ext) {
   if (prof == nullptr || eh == nullptr) return kNcclSuccess;
   if (type == kProfilerNetEventStart) {
     const auto* h = static_cast<const ProxyEventHandle*>(phandle);
@@ -44,12 +46,22 @@ nccl_result_t prof_chain_callback(void** eh, int type, void* phandle, int64_t pl
   return kNcclSuccess;
 }
 
-nccl_profiler_callback_t ProfChain::callback() { return prof_chain_callback; }
+namespace {
+template <int I>
+nccl_result_t instance_callback(void** eh, int type, void* phandle, int64_t plugin_id, void* ext) {
+  return prof_chain_callback(g_profiler[I].load(std::memory_order_acquire), eh, type, phandle, plugin_id, ext);
+}
+}  // namespace
 
-ProfChain::ProfChain(nccl_profiler_v5* profiler, uint64_t comm_hash, const std::string& comm_name, int nranks, int rank)
+nccl_profiler_callback_t ProfChain::callback(int instance) {
+  return instance == 0 ? instance_callback<0> : instance_callback<1>;
+}
+
+ProfChain::ProfChain(nccl_profiler_v5* profiler, int instance, uint64_t comm_hash, const std::string& comm_name,
+                     int nranks, int rank)
     : p_(profiler), rank_(rank) {
   if (p_ == nullptr) return;
-  g_profiler.store(p_, std::memory_order_release);
+  g_profiler.at(static_cast<std::size_t>(instance)).store(p_, std::memory_order_release);
   int mask = 0;
   // nNodes = nranks: every rank is its own node, as with distinct NCCL_HOSTIDs.
   check_nccl(p_->init(&ctx_, comm_hash, &mask, comm_name.c_str(), nranks, nranks, rank, perf_logger), "profiler init");

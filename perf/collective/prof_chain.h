@@ -27,14 +27,17 @@ struct ProxyEventHandle {
 
 class ProfChain {
  public:
+  static constexpr int kInstances = 2;  // plugin instances in one process: the plugin and a --baseline copy
   // profiler == nullptr: no chain. Calls the profiler's init (NCCL does so per communicator).
-  ProfChain(nccl_profiler_v5* profiler, uint64_t comm_hash, const std::string& comm_name, int nranks, int rank);
+  // `instance`: which plugin instance's profiler (PluginLib::instance()).
+  ProfChain(nccl_profiler_v5* profiler, int instance, uint64_t comm_hash, const std::string& comm_name, int nranks,
+            int rank);
   ~ProfChain();  // the profiler's finalize
   ProfChain(const ProfChain&) = delete;
   ProfChain& operator=(const ProfChain&) = delete;
 
-  // The callback to pass to the net plugin's init (NCCL's ncclProfilerCallback).
-  static nccl_profiler_callback_t callback();
+  // The callback to pass to that instance's net plugin init (NCCL's ncclProfilerCallback).
+  static nccl_profiler_callback_t callback(int instance);
   bool active() const { return p_ != nullptr && mask_ != 0; }
   int rank() const { return rank_; }
 
@@ -48,7 +51,7 @@ class ProfChain {
   void stop(void* handle);
 
  private:
-  friend nccl_result_t prof_chain_callback(void**, int, void*, int64_t, void*);
+  friend nccl_result_t prof_chain_callback(nccl_profiler_v5*, void**, int, void*, int64_t, void*);
   bool wants(uint64_t type) const;
   void* start(nccl_profiler_event_descr_v5* d);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "perf/collective/comm.h"
 #include "perf/collective/data.h"
 #include "perf/collective/ring.h"
+#include "perf/collective/scoped_env.h"
+#include "plugin/policy/stats.h"
 
 namespace squeeze::perf {
 namespace {
@@ -34,58 +37,36 @@ struct Untimed {
   std::function<void(Communicator&)> stage, collect;
 };
 
-// Warm-up and timed iterations of `run`, checking `out` against `want` after each one.
-Row measure(RankContext& ctx, CommSpec spec, Row row, const std::function<void(Communicator&)>& run,
-            const uint8_t* out, const uint8_t* want, std::size_t elems, const Untimed& untimed = {}) {
-  const Options& o = ctx.opt;
-  Bootstrap& boot = ctx.boot;
-  spec.comm_id = ctx.comm_base + ++ctx.comm_index;
-  spec.name = "squeeze-perf-" + row.collective + "-" + std::to_string(row.bytes);
-  spec.dev = ctx.dev;
-  spec.chain = o.chain;
-  spec.timeout_s = o.timeout_s;
-  Summary mine;
-  const bool agreement = row.collective == "allreduce";  // only all-reduce outputs agree across ranks
+// One plugin instance's side of a measurement: its communicator, timings and findings.
+struct Arm {
+  const PluginLib* lib = nullptr;
+  const StatsFile* stats = nullptr;
+  bool baseline = false;
+  std::optional<Communicator> comm;
   std::vector<double> times;
-  const WireTotals before = ctx.stats.read();
-  {
-    Communicator comm(ctx.lib, boot, spec);
-    if (untimed.stage) untimed.stage(comm);
-    for (int it = 0; it < o.warmup + o.iters; ++it) {
-      boot.barrier();
-      const auto t0 = Clock::now();
-      run(comm);
-      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      if (it >= o.warmup) times.push_back(us);
-      // Every rank is done before anyone checks: a rank's checks must not take the CPU
-      // from a rank still inside its timed collective.
-      boot.barrier();
-      if (untimed.collect) untimed.collect(comm);
-      Comparison c = compare(out, want, elems, o.dtype);
-      mine.max_err = nan_max(mine.max_err, c.max_abs_err);
-      mine.differing += c.differing;
-      if (agreement) mine.hash = hash_bytes(out, elems * compress::dtype_size(o.dtype), mine.hash);
-    }
-  }  // closes the connections and finalizes: the plugin writes its statistics
-  const WireTotals d = wire_delta(before, ctx.stats.read());
-  mine.stats_found = d.found ? 1 : 0;
-  mine.handed = d.handed();
-  mine.wire = d.wire();
+  Summary mine;
+  WireTotals before;
+};
 
+// Gathers every rank's timings and findings for one arm into `row` (all ranks call it).
+Row summarize(RankContext& ctx, Row row, const Arm& arm, bool agreement) {
+  Bootstrap& boot = ctx.boot;
   const auto n = static_cast<std::size_t>(boot.nranks());
-  std::vector<Summary> all = boot.allgather(mine);
-  std::vector<double> all_times(n * times.size());
-  boot.allgather(times.data(), all_times.data(), times.size() * sizeof(double));
+  std::vector<Summary> all = boot.allgather(arm.mine);
+  std::vector<double> all_times(n * arm.times.size());
+  boot.allgather(arm.times.data(), all_times.data(), arm.times.size() * sizeof(double));
 
   double sum = 0;
-  for (std::size_t i = 0; i < times.size(); ++i) {
+  for (std::size_t i = 0; i < arm.times.size(); ++i) {
     double worst = 0;
-    for (std::size_t r = 0; r < n; ++r) worst = std::max(worst, all_times[r * times.size() + i]);
+    for (std::size_t r = 0; r < n; ++r) worst = std::max(worst, all_times[r * arm.times.size() + i]);
     sum += worst;
+    row.iter_us.push_back(worst);
   }
+  row.arm = !ctx.baseline_lib ? "" : arm.baseline ? "baseline" : "main";
   row.nranks = boot.nranks();
-  row.iters = o.iters;
-  row.time_us = sum / static_cast<double>(times.size());
+  row.iters = ctx.opt.iters;
+  row.time_us = sum / static_cast<double>(arm.times.size());
   row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e3);  // B/us -> GB/s
   row.busbw = row.algbw * busbw_factor(row.collective, row.nranks);
   row.have_ratio = true;
@@ -105,9 +86,82 @@ Row measure(RankContext& ctx, CommSpec spec, Row row, const std::function<void(C
   return row;
 }
 
+// The median over iterations of baseline time / main time, each pair run back to back: one
+// iteration that a noisy neighbour slowed moves it little, where it moves a ratio of means.
+double paired_speedup(const std::vector<double>& baseline_us, const std::vector<double>& main_us) {
+  std::vector<double> r;
+  for (std::size_t i = 0; i < std::min(baseline_us.size(), main_us.size()); ++i)
+    if (main_us[i] > 0) r.push_back(baseline_us[i] / main_us[i]);
+  if (r.empty()) return 0;
+  std::sort(r.begin(), r.end());
+  const std::size_t m = r.size() / 2;
+  return r.size() % 2 == 1 ? r[m] : (r[m - 1] + r[m]) / 2;
+}
+
+// Warm-up and timed iterations of `run`, checking `out` against `want` after each one. With
+// a --baseline instance, each iteration runs on both communicators, in alternating order, so
+// that both see the same machine; rows[0] is the main instance's, rows[1] the baseline's.
+std::vector<Row> measure(RankContext& ctx, CommSpec spec, const Row& row, const std::function<void(Communicator&)>& run,
+                         const uint8_t* out, const uint8_t* want, std::size_t elems, const Untimed& untimed = {}) {
+  const Options& o = ctx.opt;
+  Bootstrap& boot = ctx.boot;
+  spec.name = "squeeze-perf-" + row.collective + "-" + std::to_string(row.bytes);
+  spec.dev = ctx.dev;
+  spec.chain = o.chain;
+  spec.timeout_s = o.timeout_s;
+  const bool agreement = row.collective == "allreduce";  // only all-reduce outputs agree across ranks
+  std::vector<Arm> arms(ctx.baseline_lib ? 2 : 1);
+  arms[0].lib = &ctx.lib;
+  arms[0].stats = &ctx.stats;
+  if (ctx.baseline_lib) {
+    arms[1].lib = ctx.baseline_lib;
+    arms[1].stats = ctx.baseline_stats;
+    arms[1].baseline = true;
+  }
+  for (Arm& a : arms) {
+    a.before = a.stats->read();
+    spec.comm_id = ctx.comm_base + ++ctx.comm_index;
+    a.comm.emplace(*a.lib, boot, spec);
+    if (untimed.stage) untimed.stage(*a.comm);
+  }
+  for (int it = 0; it < o.warmup + o.iters; ++it) {
+    for (std::size_t k = 0; k < arms.size(); ++k) {
+      Arm& a = arms[(static_cast<std::size_t>(it) + k) % arms.size()];
+      boot.barrier();
+      const auto t0 = Clock::now();
+      run(*a.comm);
+      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      if (it >= o.warmup) a.times.push_back(us);
+      // Every rank is done before anyone checks: a rank's checks must not take the CPU
+      // from a rank still inside its timed collective.
+      boot.barrier();
+      if (untimed.collect) untimed.collect(*a.comm);
+      Comparison c = compare(out, want, elems, o.dtype);
+      a.mine.max_err = nan_max(a.mine.max_err, c.max_abs_err);
+      a.mine.differing += c.differing;
+      if (agreement) a.mine.hash = hash_bytes(out, elems * compress::dtype_size(o.dtype), a.mine.hash);
+    }
+  }
+  std::vector<Row> rows;
+  for (Arm& a : arms) {
+    {
+      // Closing finalizes, and the plugin writes its statistics to SQUEEZE_STATS.
+      ScopedEnv env(policy::kStatsEnv, a.stats->path_template());
+      a.comm.reset();
+    }
+    const WireTotals d = wire_delta(a.before, a.stats->read());
+    a.mine.stats_found = d.found ? 1 : 0;
+    a.mine.handed = d.handed();
+    a.mine.wire = d.wire();
+    rows.push_back(summarize(ctx, row, a, agreement));
+  }
+  if (rows.size() == 2) rows[0].speedup = paired_speedup(rows[1].iter_us, rows[0].iter_us);
+  return rows;
+}
+
 }  // namespace
 
-Row run_allreduce(RankContext& ctx, std::size_t bytes) {
+std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   const Options& o = ctx.opt;
   const int n = ctx.boot.nranks(), r = ctx.boot.rank();
   const std::size_t es = compress::dtype_size(o.dtype);
@@ -144,7 +198,7 @@ Row run_allreduce(RankContext& ctx, std::size_t bytes) {
       count);
 }
 
-Row run_alltoall(RankContext& ctx, std::size_t bytes) {
+std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
   const Options& o = ctx.opt;
   const int n = ctx.boot.nranks(), r = ctx.boot.rank();
   const auto un = static_cast<std::size_t>(n);

@@ -2,11 +2,14 @@
 // sets up a communicator, runs warm-up and timed iterations (a bootstrap barrier before
 // each; after each a second barrier, then the checks, so no rank's checks share the CPU
 // with another rank's timed iteration), finalizes, and gathers every rank's
-// timings, errors, output hashes and plugin wire statistics into one Row (on rank 0).
+// timings, errors, output hashes and plugin wire statistics into one Row (on rank 0). With
+// a --baseline instance (baseline_lib), every iteration runs through both instances, in
+// alternating order, and two rows come back: the main instance's first, with its speedup.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "perf/collective/bootstrap.h"
 #include "perf/collective/options.h"
@@ -21,13 +24,15 @@ struct RankContext {
   Bootstrap& boot;
   const PluginLib& lib;
   const StatsFile& stats;
-  int dev = 0;
+  int dev = 0;  // the same device in both instances: they discover the same interfaces
   uint64_t comm_base = 0;  // same on every rank; each communicator adds its index
   uint64_t comm_index = 0;
+  const PluginLib* baseline_lib = nullptr;  // --baseline: a private copy of the plugin
+  const StatsFile* baseline_stats = nullptr;
 };
 
-Row run_allreduce(RankContext& ctx, std::size_t bytes);
+std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes);
 // `bytes` per rank in total (nranks blocks); per-peer count = bytes / elem / nranks.
-Row run_alltoall(RankContext& ctx, std::size_t bytes);
+std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes);
 
 }  // namespace squeeze::perf

@@ -35,7 +35,7 @@ bool add_file(const std::string& path, WireTotals* w) {
 
 // What the signal handler removes: fixed buffers, filled before the handler is installed,
 // and only unlink/rmdir (async-signal-safe) in the handler.
-constexpr int kMaxFiles = 2 * 65;
+constexpr int kMaxFiles = 4 * 65;  // per rank: main and baseline files, each with its .tmp
 char g_files[kMaxFiles][PATH_MAX];
 int g_nfiles = 0;
 char g_dir[PATH_MAX];
@@ -64,10 +64,12 @@ StatsDir::StatsDir(int first_rank, int count) {
   const std::string tmpl = dir_ + "/stats.json";
   setenv(policy::kStatsEnv, tmpl.c_str(), 1);
   copy_path(g_dir, dir_);
-  for (int r = first_rank; r < first_rank + count && g_nfiles + 2 <= kMaxFiles; ++r) {
-    const std::string p = policy::stats_path_for_rank(tmpl, r);
-    copy_path(g_files[g_nfiles++], p);
-    copy_path(g_files[g_nfiles++], p + ".tmp");
+  for (int r = first_rank; r < first_rank + count && g_nfiles + 4 <= kMaxFiles; ++r) {
+    for (const std::string& t : {tmpl, baseline_template(tmpl)}) {
+      const std::string p = policy::stats_path_for_rank(t, r);
+      copy_path(g_files[g_nfiles++], p);
+      copy_path(g_files[g_nfiles++], p + ".tmp");
+    }
   }
   signal(SIGINT, remove_on_signal);
   signal(SIGTERM, remove_on_signal);
@@ -88,9 +90,15 @@ StatsDir::~StatsDir() {
   rmdir(dir_.c_str());
 }
 
-StatsFile::StatsFile(int rank) {
+std::string baseline_template(const std::string& main_template) {
+  const std::size_t slash = main_template.rfind('/');
+  const std::size_t name = slash == std::string::npos ? 0 : slash + 1;
+  return main_template.substr(0, name) + "baseline." + main_template.substr(name);
+}
+
+StatsFile::StatsFile(int rank, bool baseline) {
   if (const char* env = std::getenv(policy::kStatsEnv); env != nullptr && *env != '\0') {
-    template_ = env;
+    template_ = baseline ? baseline_template(env) : env;
     path_ = policy::stats_path_for_rank(template_, rank);
     // A file left by an earlier run would read as this run's counters until the plugin first
     // rewrites it; this process's plugin is about to own that file anyway.

@@ -4,6 +4,8 @@
 // private directory that it removes at the end (also on SIGINT/SIGTERM). Each rank reads its
 // totals after each communicator is finalized and reports the difference, so a row's ratio
 // covers exactly that collective and size: bytes handed to isend / bytes put on the wire.
+// A --baseline plugin instance writes to its own file beside it ("baseline." before the
+// file name), so the two instances' counts stay apart.
 #pragma once
 
 #include <cstdint>
@@ -38,13 +40,20 @@ class StatsDir {
 // removes the rank's file from an earlier run, which this run's plugin would overwrite.
 class StatsFile {
  public:
-  explicit StatsFile(int rank);
+  // baseline: the file of the --baseline instance.
+  explicit StatsFile(int rank, bool baseline = false);
   WireTotals read() const;  // the totals written so far (not found when there is no file)
+  // SQUEEZE_STATS as the plugin instance must see it when it writes ("" when unset).
+  const std::string& path_template() const { return template_; }
 
  private:
   std::string path_;      // SQUEEZE_STATS with this rank applied
   std::string template_;  // SQUEEZE_STATS as given
 };
+
+// The SQUEEZE_STATS template of a --baseline instance, given the main one's:
+// /tmp/d/stats.json -> /tmp/d/baseline.stats.json.
+std::string baseline_template(const std::string& main_template);
 
 // after - before, field by field; not found when either is missing or the counters went
 // backwards (the plugin restarted its counts).

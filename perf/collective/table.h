@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace squeeze::perf {
 
@@ -25,11 +26,17 @@ struct Row {
   double max_err = 0;          // max |out - exact| over ranks and iterations (NaN: NaN mismatch)
   uint64_t differing = 0;      // elements not bit-identical to the exact result, summed over ranks and iterations
   int agree = -1;              // all-reduce: 1 all ranks bit-identical, 0 not; -1 not applicable
+  std::string arm;             // with --baseline: "main" or "baseline"; else ""
+  std::vector<double> iter_us;  // each timed iteration's slowest-rank time
+  // Main row with --baseline: the median over iterations of baseline time / this time, the
+  // two run back to back; else 0.
+  double speedup = 0;
 };
 
 struct RunInfo {
   int nranks = 0;
   std::string plugin, policy, ifname, dtype, label;
+  std::string baseline_policy;  // --baseline, "" when none
   std::string chain;  // how the profiler chain is played, in words
   bool chain_active = false;
   bool gpu_copies = false;  // --copies gpu
@@ -37,6 +44,9 @@ struct RunInfo {
 
 void print_header(const RunInfo& info);
 void print_row(const Row& r);
+// With --baseline: a comment line after the main row with the baseline's time and ratio and
+// the speedup.
+void print_baseline(const Row& main, const Row& baseline);
 void print_json(const Row& r, const RunInfo& info);
 
 // nccl-tests' bus bandwidth factors: all-reduce 2(n-1)/n, all-to-all (n-1)/n.

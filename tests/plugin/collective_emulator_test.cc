@@ -314,3 +314,40 @@ TEST_F(CollectiveEmulator, PluginRefusesToStartOnAnInvalidPolicy) {
 }
 
 }  // namespace
+
+TEST_F(CollectiveEmulator, BaselineRunsASecondPluginInstanceSideBySideWithItsOwnPolicyAndCounts) {
+  // --baseline loads a private copy of the plugin: its policy, statistics and profiler chain
+  // must stay its own, or the comparison compares nothing. Main: quantize (lossy, ratio > 1);
+  // baseline: raw (exact, ratio 1). A shared instance would give both the same policy.
+  const double eb = 0.01;
+  std::string p = temp_policy("quantize-vs-raw", R"({"version": 1, "rules": [{"name": "q",
+      "match": {"collective": ["alltoall", "allreduce"], "dtype": ["float32"]},
+      "codec": "quantize", "error_bound": {"mode": "abs", "value": 0.01}}], "default": {"codec": "raw"}})");
+  auto rows = run_codec(p, {"--baseline", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--iters", "3"});
+  ASSERT_EQ(rows.size(), 4u);  // per collective: the main row, then the baseline's
+  for (std::size_t i = 0; i < rows.size(); i += 2) {
+    const auto& main = rows[i];
+    const auto& base = rows[i + 1];
+    SCOPED_TRACE(main.dump() + "\n" + base.dump());
+    EXPECT_EQ(main["arm"], "main");
+    EXPECT_EQ(base["arm"], "baseline");
+    EXPECT_EQ(main["collective"], base["collective"]);
+    EXPECT_EQ(main["size"], base["size"]);
+    EXPECT_NE(main["policy"].get<std::string>().find("quantize-vs-raw"), std::string::npos);
+    EXPECT_NE(base["policy"].get<std::string>().find("off.json"), std::string::npos);
+    EXPECT_GT(main["ratio"].get<double>(), 1.5);
+    EXPECT_GT(main["max_abs_err"].get<double>(), 0.0);
+    EXPECT_LE(main["max_abs_err"].get<double>(), eb * 1.0001);
+    EXPECT_EQ(base["ratio"].get<double>(), 1.0);
+    EXPECT_EQ(base["bit_exact"], true);
+    EXPECT_GT(main["speedup_vs_baseline"].get<double>(), 0.0);
+    EXPECT_FALSE(base.contains("speedup_vs_baseline"));
+  }
+  unlink(p.c_str());
+}
+
+TEST_F(CollectiveEmulator, UnreadableBaselinePolicyIsNamed) {
+  Outcome o = run_tool({"-n", "2", "--baseline", "/nonexistent/policy.json", "--iters", "1"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--baseline /nonexistent/policy.json"), std::string::npos) << o.err;
+}
