@@ -25,7 +25,6 @@
 #include "perf/collective/scoped_env.h"
 #include "perf/collective/stats_file.h"
 #include "perf/collective/table.h"
-#include "plugin/policy/stats.h"
 
 namespace {
 
@@ -53,6 +52,20 @@ bool row_passes(const Options& o, const Row& r) {
   if (why.empty()) return true;
   std::fprintf(stderr, "squeeze-perf: check failed: %s %zu bytes: %s\n", r.collective.c_str(), r.bytes, why.c_str());
   return false;
+}
+
+// A policy file named by `option`: false (said on stderr) unless readable; else *path becomes
+// absolute where it can, so that ranks in other working directories find it too.
+bool readable_policy(const char* option, std::string* path) {
+  if (access(path->c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "squeeze-perf: %s %s: %s\n", option, path->c_str(), std::strerror(errno));
+    return false;
+  }
+  if (char* abs = realpath(path->c_str(), nullptr)) {
+    *path = abs;
+    std::free(abs);
+  }
+  return true;
 }
 
 constexpr int kRankFailed = 3;  // an error, as opposed to a failed --check (1)
@@ -101,7 +114,7 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
     nccl_net_comm_config cfg{-1};
     check_nccl(l->net()->init(&ctx, base, &cfg, perf_logger, nullptr), "init");
     dev = l->device(o.ifname);
-    ScopedEnv stats_env(squeeze::policy::kStatsEnv, l != &lib ? baseline_stats.path_template() : std::string());
+    ScopedEnv writes_to = (l != &lib ? baseline_stats : stats).plugin_writes_here();
     if (l->net()->finalize != nullptr) l->net()->finalize(ctx);
   }
   if (root && !o.json) print_header(info);
@@ -141,24 +154,10 @@ int main(int argc, char** argv) {
   Options o = parse_options(argc, argv);
   signal(SIGPIPE, SIG_IGN);
   if (!o.policy.empty()) {
-    if (access(o.policy.c_str(), R_OK) != 0) {
-      std::fprintf(stderr, "squeeze-perf: --policy %s: %s\n", o.policy.c_str(), std::strerror(errno));
-      return 2;
-    }
-    char* abs = realpath(o.policy.c_str(), nullptr);
-    setenv("SQUEEZE_POLICY", abs != nullptr ? abs : o.policy.c_str(), 1);
-    std::free(abs);
+    if (!readable_policy("--policy", &o.policy)) return 2;
+    setenv("SQUEEZE_POLICY", o.policy.c_str(), 1);
   }
-  if (!o.baseline_policy.empty()) {
-    char* abs = realpath(o.baseline_policy.c_str(), nullptr);
-    if (abs == nullptr || access(abs, R_OK) != 0) {
-      std::fprintf(stderr, "squeeze-perf: --baseline %s: %s\n", o.baseline_policy.c_str(), std::strerror(errno));
-      std::free(abs);
-      return 2;
-    }
-    o.baseline_policy = abs;
-    std::free(abs);
-  }
+  if (!o.baseline_policy.empty() && !readable_policy("--baseline", &o.baseline_policy)) return 2;
   if (!o.ifname.empty()) setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 1);
 
   HostPort where;

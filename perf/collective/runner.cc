@@ -14,7 +14,6 @@
 #include "perf/collective/data.h"
 #include "perf/collective/ring.h"
 #include "perf/collective/scoped_env.h"
-#include "plugin/policy/stats.h"
 
 namespace squeeze::perf {
 namespace {
@@ -145,9 +144,8 @@ std::vector<Row> measure(RankContext& ctx, CommSpec spec, const Row& row, const 
   std::vector<Row> rows;
   for (Arm& a : arms) {
     {
-      // Closing finalizes, and the plugin writes its statistics to SQUEEZE_STATS.
-      ScopedEnv env(policy::kStatsEnv, a.stats->path_template());
-      a.comm.reset();
+      ScopedEnv writes_to = a.stats->plugin_writes_here();
+      a.comm.reset();  // finalizes: the instance writes its statistics
     }
     const WireTotals d = wire_delta(a.before, a.stats->read());
     a.mine.stats_found = d.found ? 1 : 0;

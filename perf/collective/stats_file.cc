@@ -106,6 +106,8 @@ StatsFile::StatsFile(int rank, bool baseline) {
   }
 }
 
+ScopedEnv StatsFile::plugin_writes_here() const { return ScopedEnv(policy::kStatsEnv, template_); }
+
 WireTotals StatsFile::read() const {
   WireTotals w;
   if (template_.empty()) return w;

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include "perf/collective/scoped_env.h"
+
 namespace squeeze::perf {
 
 struct WireTotals {
@@ -43,8 +45,9 @@ class StatsFile {
   // baseline: the file of the --baseline instance.
   explicit StatsFile(int rank, bool baseline = false);
   WireTotals read() const;  // the totals written so far (not found when there is no file)
-  // SQUEEZE_STATS as the plugin instance must see it when it writes ("" when unset).
-  const std::string& path_template() const { return template_; }
+  // Points SQUEEZE_STATS at this file's template for the scope, so that the plugin instance
+  // finalized inside it writes here (the plugin reads the variable when it writes).
+  ScopedEnv plugin_writes_here() const;
 
  private:
   std::string path_;      // SQUEEZE_STATS with this rank applied
