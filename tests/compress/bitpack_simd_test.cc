@@ -111,12 +111,7 @@ TEST(BitpackSimd, QuantizeEncoderReadsFloat32SourcesAtEveryAlignment) {
     for (BoundMode mode : {BoundMode::kAbs, BoundMode::kRel, BoundMode::kRelRow}) {
       for (bool dedupe : {false, true}) {
         for (uint32_t row : {100u, 2048u}) {  // 2048: whole chunks inside one distinct row
-          CodecParams cp;
-          cp.codec = CodecId::kQuantize;
-          cp.quantize.mode = mode;
-          cp.quantize.error_bound = mode == BoundMode::kAbs ? 1e-3 : 1e-2;
-          cp.quantize.row_length = row;
-          cp.quantize.dedupe_rows = dedupe;
+          const CodecParams cp = identity_params(mode, row, dedupe);
           EXPECT_EQ(quantize_body_at(qsimd::Level::kAvx512, buf.data() + shift, Dtype::kFloat32, n, cp),
                     quantize_body_at(qsimd::Level::kScalar, buf.data() + shift, Dtype::kFloat32, n, cp))
               << "shift " << shift << " mode " << static_cast<int>(mode) << " dedupe " << dedupe << " row " << row;

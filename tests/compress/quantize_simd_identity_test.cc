@@ -276,12 +276,7 @@ TEST(QuantizeSimdIdentity, BodiesFramesAndDecodesAreTheSameAtEveryLevel) {
               if (!dedupe && mode != BoundMode::kRelRow && row != 128u) continue;
               const auto v = message(d, n, dedupe ? row : 0, seed++);
               const auto in = testdata::to_dtype(v, dt);
-              CodecParams cp;
-              cp.codec = CodecId::kQuantize;
-              cp.quantize.mode = mode;
-              cp.quantize.error_bound = mode == BoundMode::kAbs ? 1e-3 : 1e-2;
-              cp.quantize.row_length = row;
-              cp.quantize.dedupe_rows = dedupe;
+              const CodecParams cp = identity_params(mode, row, dedupe);
               std::vector<uint8_t> want_body, want_frame, want_decoded;
               {
                 AtLevel at(Level::kScalar);
