@@ -90,6 +90,9 @@ struct LinkSample {
   double bytes_per_s = 0;
   bool lower_bound = false;  // the sender was not keeping the link busy: the link can do at least this
   bool fresh = false;        // taken since the previous call (false: the same sample again)
+  // The share of the time the application had messages to move (pauses between collectives
+  // left out) that the link was busy: compressing can shorten only that share. < 0: unknown.
+  double utilization = -1;
 };
 
 class SendComm {

@@ -14,7 +14,7 @@ constexpr uint64_t kMaxReadChunk = uint64_t{1} << 30;
 // A frame never needs much more room than the buffer it decodes into.
 constexpr uint64_t kFrameSlack = 64 * 1024;
 // The busy time a link sample averages over.
-constexpr uint64_t kLinkWindowUs = 5000;
+constexpr double kLinkWindowUs = 5000;
 
 Status io_error(Io io, int err, const std::string& peer, const char* what, uint64_t done, uint64_t total) {
   std::string where = std::string(what) + " with " + peer + " after " + std::to_string(done) + " of " +
@@ -30,6 +30,7 @@ Status TcpSendComm::post(const SendItem& item, int* slot) {
   if (item.data == nullptr && item.header.payload_bytes != 0) return Status::Usage("isend: null buffer with non-zero size");
   int s = ring_.acquire();
   if (s < 0) return Status::Ok();  // full: caller retries later
+  busy_.posted(std::chrono::steady_clock::now());
   Op& op = ring_.at(s);
   encode_header(item.header, op.header);
   op.data = static_cast<const uint8_t*>(item.data);
@@ -57,7 +58,13 @@ Status TcpSendComm::progress() {
     }
     std::size_t n = 0;
     int err = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    if (busy_.look_before_write(t0)) {
+      busy_.poll(t0, tcp_backlog(fd_.get()));
+      t0 = std::chrono::steady_clock::now();
+    }
     Io io = writev_once(fd_.get(), iov, cnt, &n, &err);
+    busy_.wrote(t0, std::chrono::steady_clock::now(), tcp_backlog(fd_.get()));
     if (io == Io::kWouldBlock) return Status::Ok();
     if (io != Io::kProgress) {
       Op& head = ring_.at(order.front());
@@ -84,34 +91,52 @@ Status TcpSendComm::test(int slot, bool* done) {
   if (!ring_.at(slot).done) {
     if (Status s = progress(); !s.ok()) return s;
   }
+  poll_busy();
   *done = ring_.at(slot).done;
   return Status::Ok();
 }
 
-// One sample per window of at least kLinkWindowUs of busy time (data queued or in flight):
-// the bytes acknowledged over that busy time. The kernel's per-ACK delivery rate was tried
-// first and read 0.2 to 8.2 GB/s on a link shaped to 10 Gbit/s (tc tbf) that carried 1 GB/s:
-// each ACK times a few packets, which a token bucket lets through at the wire's speed or
-// holds back. A few milliseconds of busy time average that out, and the bucket's burst (its
-// depth, 1.25 MB at 10 Gbit/s) is a small part of a window.
+void TcpSendComm::poll_busy() {
+  const auto now = std::chrono::steady_clock::now();
+  if (busy_.look_due(now)) busy_.poll(now, tcp_backlog(fd_.get()));
+  if (!busy_.busy() && ring_.order().empty()) busy_.went_idle(now);
+}
+
+// One sample per window of at least kLinkWindowUs of busy time (BusyClock: writing, or bytes
+// unsent): the bytes acknowledged over that busy time. The kernel's per-ACK delivery rate was
+// tried first and read 0.2 to 8.2 GB/s on a link shaped to 10 Gbit/s (tc tbf) that carried
+// 1 GB/s: each ACK times a few packets, which a token bucket lets through at the wire's speed
+// or holds back. A few milliseconds of busy time average that out, and the bucket's burst (its
+// depth, 1.25 MB at 10 Gbit/s) is a small part of a window. The kernel's own busy time
+// (TCP_INFO) was used next; it counts whole jiffies and includes the wait for a delayed ACK,
+// see busy_clock.h.
 bool TcpSendComm::link_rate(LinkSample* sample) {
   TcpCounters r;
   if (!tcp_counters(fd_.get(), &r)) return false;
   sample->fresh = false;
-  const uint64_t busy = r.busy_us - last_.busy_us;
+  poll_busy();
+  const double busy = busy_.busy_us() - last_busy_us_;
   if (busy < kLinkWindowUs || r.bytes_acked == last_.bytes_acked) return true;  // the window goes on
   const auto now = std::chrono::steady_clock::now();
   const double wall_us = std::chrono::duration<double, std::micro>(now - last_at_).count();
   sample->fresh = true;
-  sample->bytes_per_s = static_cast<double>(r.bytes_acked - last_.bytes_acked) * 1e6 / static_cast<double>(busy);
-  // The network can do at least this, but maybe more, when the connection spent most of its
-  // busy time waiting for the receiver's window (a slow reader: on loopback, a descheduled
-  // peer) or for the application to refill the send buffer, or sat idle most of the window:
-  // then it moved bursts, and a burst that fits a token bucket crosses at the wire's speed.
-  const uint64_t limited = (r.rwnd_limited_us - last_.rwnd_limited_us) + (r.sndbuf_limited_us - last_.sndbuf_limited_us);
-  sample->lower_bound = 2 * limited > busy || 2 * static_cast<double>(busy) < wall_us;
+  sample->bytes_per_s = static_cast<double>(r.bytes_acked - last_.bytes_acked) * 1e6 / busy;
+  // The network can do at least this, but maybe more, when the receiver's full window held
+  // the bytes for most of the busy time (a slow reader: on loopback, a descheduled peer), when
+  // most of the busy time is a guess (the poller was away when the bytes left), or when the
+  // connection sat idle most of the window: then it moved bursts, and a burst that fits a
+  // token bucket crosses at the wire's speed.
+  const double limited = busy_.limited_us() - last_limited_us_;
+  const double unsure = busy_.unsure_us() - last_unsure_us_;
+  sample->lower_bound = 2 * limited > busy || 2 * unsure > busy || 2 * busy < wall_us;
+  const double active_us = wall_us - (busy_.away_us() - last_away_us_);
+  sample->utilization = active_us > 0 ? std::min(1.0, busy / active_us) : -1;
   last_ = r;
   last_at_ = now;
+  last_busy_us_ = busy_.busy_us();
+  last_limited_us_ = busy_.limited_us();
+  last_unsure_us_ = busy_.unsure_us();
+  last_away_us_ = busy_.away_us();
   return true;
 }
 

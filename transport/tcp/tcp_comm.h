@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/tcp/busy_clock.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_info.h"
 #include "transport/tcp/wire.h"
@@ -53,7 +54,7 @@ class TcpSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;
   TcpSendComm(Fd fd, std::string peer)
-      : fd_(std::move(fd)), peer_(std::move(peer)), last_at_(std::chrono::steady_clock::now()) {}
+      : fd_(std::move(fd)), peer_(std::move(peer)), last_at_(std::chrono::steady_clock::now()), busy_(last_at_) {}
   Status post(const SendItem& item, int* slot) override;
   Status test(int slot, bool* done) override;
   void release(int slot) override { ring_.release(slot); }
@@ -70,12 +71,15 @@ class TcpSendComm final : public SendComm {
     void reset() { *this = Op{}; }
   };
   Status progress();
+  void poll_busy();  // a look at the socket while bytes written may still be queued
   Fd fd_;
   std::string peer_;
   SlotRing<Op, kSlots> ring_;
   Status error_;
   TcpCounters last_;  // the kernel's counters when the last link sample was taken
   std::chrono::steady_clock::time_point last_at_;  // and when
+  BusyClock busy_;
+  double last_busy_us_ = 0, last_limited_us_ = 0, last_unsure_us_ = 0, last_away_us_ = 0;  // busy_ at the last sample
 };
 
 class TcpRecvComm final : public RecvComm {
