@@ -24,7 +24,9 @@ double PaysController::speedup_locked(const CodecState& s) const {
   double dec = s.dec_samples ? s.dec : s.enc;  // no local decodes yet: assume symmetric
   if (s.enc <= 0 || dec <= 0) return 0;
   const double cpu_seconds_per_byte = 1 / s.enc + decode_share_locked() / dec;
-  return std::min({s.ratio, w / (link_ * cpu_seconds_per_byte), w * dec / link_});
+  const double sp = std::min({s.ratio, w / (link_ * cpu_seconds_per_byte), w * dec / link_});
+  if (utilization_ < 0 || sp <= 0) return sp;
+  return 1 / ((1 - utilization_) + utilization_ / sp);
 }
 
 bool PaysController::should_compress(compress::CodecId codec, std::optional<View>* switched) {
@@ -102,9 +104,14 @@ void PaysController::record_link(uint64_t wire_bytes, double busy_seconds) {
   add_saturated_locked(static_cast<double>(wire_bytes) / busy_seconds);
 }
 
-void PaysController::record_link_rate(double bytes_per_s, bool lower_bound) {
+void PaysController::record_link_rate(double bytes_per_s, bool lower_bound, double utilization) {
   if (bytes_per_s <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
+  const bool raw = std::none_of(codecs_.begin(), codecs_.end(), [](const CodecState& c) { return c.compressing; });
+  if (utilization >= 0 && raw) {
+    utilization_ = ewma(utilization_, std::min(utilization, 1.0), utilization_samples_);
+    ++utilization_samples_;
+  }
   if (!lower_bound) {
     add_saturated_locked(bytes_per_s);
     return;
@@ -133,7 +140,7 @@ void PaysController::add_saturated_locked(double bytes_per_s) {
 
 PaysController::View PaysController::view_locked(const CodecState& s) const {
   return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), decode_share_locked(),
-          s.compressing};
+          utilization_, s.compressing};
 }
 
 PaysController::View PaysController::view(compress::CodecId codec) const {

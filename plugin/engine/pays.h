@@ -2,7 +2,9 @@
 // averages of the codec's encode and decode speed and ratio (per codec) and of the speed the
 // link actually achieves, and compresses when the pipelined speedup
 //     min(r, W / (B_link·(1/B_encode + s/B_decode)), W·B_decode / B_link)
-// is above 1, with hysteresis (start above 1.5, stop below 1.0). W is the number of codec
+// is above 1, with hysteresis (start above 1.5, stop below 1.0), capped by the share u of the
+// time the link was busy while raw traffic had messages to move: 1 / ((1 - u) + u / speedup),
+// for compressing shortens only the link's part (record_link_rate). W is the number of codec
 // worker threads, and s the bytes this process receives per byte it sends (into host memory,
 // over the messages the controller judges). In an all-to-all or a ring a rank receives as
 // much as it sends (s ≈ 1), and when compressing pays for its sends it pays for its peers'
@@ -50,6 +52,7 @@ class PaysController {
   struct View {
     double encode_Bps, decode_Bps, ratio, link_Bps, speedup;
     double decode_share;  // bytes received per byte sent (s above)
+    double utilization;   // of the link while raw (< 0: not measured)
     bool compressing;
   };
 
@@ -68,7 +71,13 @@ class PaysController {
   // A rate sample. The estimate is the median of the last saturated samples. A lower bound (the
   // sender did not fill the link) counts only until the first saturated sample, and then only
   // to raise the estimate.
-  void record_link_rate(double bytes_per_s, bool lower_bound);
+  // `utilization` (< 0: unknown) is the share of the time with messages to move that the link
+  // was busy. Compressing shortens only that share (Amdahl), so the speedup is capped at
+  // 1 / ((1 - u) + u / speedup), with u the average over samples taken while every codec sent
+  // raw: under compression the link idles more by design, which says nothing of raw traffic.
+  // On loopback the link (a kernel memcpy) kept up with raw traffic and was busy 10-30% of
+  // the time, so a model that saw only its speed predicted 2-8x where compressing lost 10%.
+  void record_link_rate(double bytes_per_s, bool lower_bound, double utilization = -1);
 
   View view(compress::CodecId codec) const;
 
@@ -94,6 +103,8 @@ class PaysController {
   double sent_ = 0, received_ = 0;  // bytes, halved together now and then (pays.cc)
   double link_ = 0;  // bytes/s: the median of recent_, or the best lower bound before any
   uint64_t link_samples_ = 0;
+  double utilization_ = -1;  // EWMA over raw-time samples; < 0 until one
+  uint64_t utilization_samples_ = 0;
   uint64_t n_saturated_ = 0;  // samples taken while the sender kept the link busy
   std::array<double, kRecentLinkSamples> recent_{};  // the last saturated samples, a ring
 };

@@ -4,6 +4,7 @@
 // isend order, so the receiver's FIFO matching holds whatever the codecs' timing. GPU memory
 // on a staged device goes through gpu_send.cc (copy or GPU encode into the pinned mirror).
 #include <chrono>
+#include <cstdio>
 #include <optional>
 
 #include "compress/codec.h"
@@ -78,9 +79,12 @@ void plan(Net& net, SendComm* c, Request& r, const policy::MessageMeta& m, bool 
     std::optional<PaysController::View> sw;
     const bool compress = net.pays()->should_compress(params->codec, &sw);
     if (sw) {
-      SQ_INFO(kSubsysNet, "%s %s: speedup %.2f (ratio %.2f, encode %.3f GB/s, decode %.3f GB/s x %.2f per byte sent, link %.3f GB/s)",
+      char busy[48] = "";
+      if (sw->utilization >= 0) std::snprintf(busy, sizeof busy, ", busy %.0f%% of the time raw", 100 * sw->utilization);
+      SQ_INFO(kSubsysNet, "%s %s: speedup %.2f (ratio %.2f, encode %.3f GB/s, decode %.3f GB/s x %.2f per byte sent, link %.3f GB/s%s)",
               compress::codec_name(params->codec), sw->compressing ? "pays, compressing" : "does not pay, sending raw",
-              sw->speedup, sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->decode_share, sw->link_Bps * 1e-9);
+              sw->speedup, sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->decode_share, sw->link_Bps * 1e-9,
+              busy);
     }
     if (!compress) {
       if (st) st->record_raw(r.stats_slot, m.collective, r.size, policy::RawCause::kNotWorthIt);
@@ -257,7 +261,7 @@ void Net::sample_link(SendComm* c) {
   transport::LinkSample ls;
   if (c->t->link_rate(&ls)) {
     if (ls.fresh) {
-      pays_->record_link_rate(ls.bytes_per_s, ls.lower_bound);
+      pays_->record_link_rate(ls.bytes_per_s, ls.lower_bound, ls.utilization);
       SQ_TRACE("link sample: %.3f GB/s%s", ls.bytes_per_s * 1e-9, ls.lower_bound ? " (a lower bound: the ends, not the network, held it back)" : "");
     }
   } else {

@@ -197,6 +197,49 @@ TEST(Pays, BurstsThroughATokenBucketDoNotHideASlowLink) {
   EXPECT_FALSE(p.should_compress(q));
 }
 
+TEST(Pays, ALinkThatKeepsUpWithRawTrafficGainsOnlyItsBusyShare) {
+  // Loopback, measured: the link (a kernel copy) read ~1-2 GB/s while busy, and was busy ~60%
+  // of the time raw traffic had messages to move. Compressing can shorten only that 60%:
+  // 1 / (0.4 + 0.6 / 1.90) = 1.40, below start_above, where the link's speed alone said 1.90.
+  auto q = compress::CodecId::kQuantize;
+  auto feed = [q](PaysController& p, double utilization) {
+    p.record_link_rate(1.5e9, false, utilization);
+    p.record_encode(q, 8 << 20, 1 << 20, (8 << 20) / 4e9);
+    p.record_decode(q, 8 << 20, (8 << 20) / 10e9);
+    p.record_sent(1 << 20);
+    p.record_received(1 << 20);
+  };
+  PaysController loopback({.workers = 1, .warmup = 1, .link_warmup = 1});
+  feed(loopback, 0.6);
+  const double alone = 1 / (1.5e9 * (1 / 4e9 + 1 / 10e9));
+  EXPECT_NEAR(loopback.view(q).speedup, 1 / (0.4 + 0.6 / alone), 1e-9);
+  EXPECT_NEAR(loopback.view(q).utilization, 0.6, 1e-12);
+  int compressed = 0;
+  for (int i = 0; i < 31; ++i) compressed += loopback.should_compress(q);
+  EXPECT_EQ(compressed, 0) << "1.40 is below start_above (and the first probe is due after 32)";
+
+  PaysController saturated({.workers = 1, .warmup = 1, .link_warmup = 1});
+  feed(saturated, 1.0);
+  EXPECT_NEAR(saturated.view(q).speedup, alone, 1e-9) << "a link busy all the time keeps the whole gain";
+  PaysController unknown({.workers = 1, .warmup = 1, .link_warmup = 1});
+  feed(unknown, -1);
+  EXPECT_NEAR(unknown.view(q).speedup, alone, 1e-9) << "no utilization measured: no cap";
+}
+
+TEST(Pays, UtilizationIsLearnedOnlyWhileSendingRaw) {
+  // Compressed traffic leaves the link idle more by design; that must not talk the codec out
+  // of a link that raw traffic keeps busy.
+  auto q = compress::CodecId::kQuantize;
+  PaysController p({.workers = 4, .warmup = 1, .link_warmup = 1});
+  p.record_link_rate(125e6, false, 1.0);  // 1 Gbit/s, busy all the time raw
+  p.should_compress(q);
+  p.record_encode(q, 8 << 20, 1 << 20, (8 << 20) / 2e9);
+  EXPECT_TRUE(p.should_compress(q));
+  for (int i = 0; i < 20; ++i) p.record_link_rate(125e6, false, 0.1);
+  EXPECT_NEAR(p.view(q).utilization, 1.0, 1e-12);
+  EXPECT_TRUE(p.should_compress(q));
+}
+
 TEST(DedupeGate, AStreamWhoseRowsDoNotRepeatSkipsDedupeAndProbesAgain) {
   DedupeGate g;
   EXPECT_TRUE(g.open()) << "dedupe runs until a message shows it finds too little";
