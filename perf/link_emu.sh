@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Link emulation: two network namespaces joined by a veth pair, each end shaped with tc tbf
-# to 1, 10 and 25 Gbit/s in turn; squeeze-perf runs one rank in each namespace, raw
-# (config/off.json) and compressed (the plugin's default policy, or --policy FILE) through the
-# same plugin in the same run, and the speedup (raw time / compressed time) is printed per rate,
-# collective and size, as a table and as JSON lines. Needs root, ip and tc (iproute2), python3.
+# to 1, 10 and 25 Gbit/s in turn; squeeze-perf runs one rank in each namespace, compressed (the
+# plugin's default policy, or --policy FILE) with raw (config/off.json, a private copy of the
+# plugin: squeeze-perf --baseline) alternating iteration by iteration in the same processes over
+# the same link. The speedup (the median over iterations of raw time / compressed time) is
+# printed per rate, collective and size, as a table and as JSON lines; raw(us) and comp(us) are
+# each arm's mean. Needs root, ip and tc (iproute2), python3.
 # Everything it creates is removed on exit, Ctrl-C or kill.
 #
 #   perf/link_emu.sh [--rates "1 10 25"] [--latency 20ms] [--min 1M] [--max 16M] [--iters 5] [--warmup 5]
@@ -164,20 +166,23 @@ for gbit in $rates; do
   achieved=$(python3 -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]; print('%.3f' % (r[-1]['busbw_GBps']*8))" "$work/probe.jsonl")
   [[ $json -eq 1 ]] || echo "# tbf rate ${gbit} Gbit/s (burst $burst B, latency $latency): measured ${achieved} Gbit/s each way (raw all-to-all, 64 MiB per rank)"
   args=(--collective "$collective" -b "$min" -e "$max" --iters "$iters" --warmup "$warmup" "${extra[@]}")
-  run_pair raw "$off_policy" "$work/raw.jsonl" "${args[@]}"
-  run_pair "$comp_label" "$policy" "$work/comp.jsonl" "${args[@]}"
-  python3 - "$gbit" "$achieved" "$work/raw.jsonl" "$work/comp.jsonl" >>"$results" <<'EOF'
+  # Raw rides along as the --baseline: a private copy of the plugin under config/off.json in
+  # the same processes, over the same shaped link, iterations alternated, so both arms see the
+  # same machine. (Separate raw and compressed runs differed by up to 27% with one policy.)
+  run_pair "$comp_label" "$policy" "$work/comp.jsonl" "${args[@]}" --baseline "$off_policy"
+  python3 - "$gbit" "$achieved" "$work/comp.jsonl" >>"$results" <<'EOF'
 import json, sys
-gbit, achieved, raw_f, comp_f = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
-load = lambda f: {(r["collective"], r["size"]): r for r in (json.loads(l) for l in open(f) if l.strip())}
-raw, comp = load(raw_f), load(comp_f)
+gbit, achieved, comp_f = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+rows = [json.loads(l) for l in open(comp_f) if l.strip()]
+arm = lambda name: {(r["collective"], r["size"]): r for r in rows if r.get("arm") == name}
+raw, comp = arm("baseline"), arm("main")
 for key in sorted(raw, key=lambda k: (k[0], k[1])):
     if key not in comp:
         continue
     a, b = raw[key], comp[key]
     print(json.dumps({"bench": "link-emu", "rate_gbit": gbit, "measured_gbit": achieved, "collective": key[0],
                       "size": key[1], "type": a["type"], "data": a["data"], "raw_us": a["time_us"],
-                      "compressed_us": b["time_us"], "speedup": a["time_us"] / b["time_us"],
+                      "compressed_us": b["time_us"], "speedup": b["speedup_vs_baseline"],
                       "raw_busbw_GBps": a["busbw_GBps"], "compressed_busbw_GBps": b["busbw_GBps"],
                       "ratio": b["ratio"], "max_abs_err": b["max_abs_err"], "ranks_agree": b["ranks_agree"],
                       "policy": b["policy"]}))
