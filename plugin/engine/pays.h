@@ -75,8 +75,8 @@ class PaysController {
   // was busy. Compressing shortens only that share (Amdahl), so the speedup is capped at
   // 1 / ((1 - u) + u / speedup), with u the average over samples taken while every codec sent
   // raw: under compression the link idles more by design, which says nothing of raw traffic.
-  // On loopback the link (a kernel memcpy) kept up with raw traffic and was busy 10-30% of
-  // the time, so a model that saw only its speed predicted 2-8x where compressing lost 10%.
+  // On loopback the link (a kernel copy) keeps up with raw traffic: busy 50-90% of the time
+  // it had messages to move, so compressing there gains at most 1 / (1 - u), not the ratio.
   void record_link_rate(double bytes_per_s, bool lower_bound, double utilization = -1);
 
   View view(compress::CodecId codec) const;

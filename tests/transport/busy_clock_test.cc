@@ -57,6 +57,20 @@ TEST(BusyClock, ALongGapAfterWhichTheBytesHadLeftIsUnsure) {
   EXPECT_DOUBLE_EQ(c.busy_us(), 10 + 100 + 10 + 5000 + 10 + 3000 + 10 + 3000);
 }
 
+TEST(BusyClock, LooksOnlyWhileTheLinkMayBeBusyAndNotTooOften) {
+  const Clock::time_point t{};
+  BusyClock c(t);
+  EXPECT_FALSE(c.look_due(t + microseconds(500))) << "nothing written: nothing to look for";
+  c.wrote(t, t + microseconds(10), kUnsent);
+  EXPECT_FALSE(c.look_due(t + microseconds(15))) << "two system calls per test() would cost the poller";
+  EXPECT_TRUE(c.look_due(t + microseconds(30)));
+  EXPECT_FALSE(c.look_before_write(t + microseconds(30))) << "a short gap is not worth a look";
+  EXPECT_TRUE(c.look_before_write(t + microseconds(300))) << "without a look this gap would be unsure";
+  c.poll(t + microseconds(300), kDrained);
+  EXPECT_FALSE(c.look_due(t + microseconds(900)));
+  EXPECT_FALSE(c.look_before_write(t + microseconds(900)));
+}
+
 TEST(BusyClock, APauseLongerThanAMillisecondBeforeTheNextMessageIsAway) {
   const Clock::time_point t{};
   BusyClock c(t);

@@ -1,11 +1,11 @@
 // How long a connection kept its link busy, to the microsecond: the time spent writing into
-// the socket, plus the time between polls while the socket held bytes the link was still busy
-// with (TcpBacklog), and of that, the time the receiver's window was full (a slow reader, not
-// the network, held them), and the time it cannot be sure of. TCP_INFO's own busy time counts whole jiffies
-// (4 ms at HZ=250) and goes on while the last bytes wait for a delayed ACK: on loopback each
-// window of two jiffies read anywhere from 0.1 to 6 GB/s on a link that carried 1.5 GB/s, and
-// the pays controller took that noise for the link's speed.
-// A pure clock: the caller supplies the times and what the socket holds.
+// the socket, plus the time between looks while the socket held bytes the link was still busy
+// with (TcpBacklog); of that, the time the receiver's window was full (a slow reader, not the
+// network, held them) and the time it cannot be sure of; and the application's pauses.
+// TCP_INFO's own busy time counts whole jiffies (4 ms at HZ=250) and goes on while the last
+// bytes wait for a delayed ACK: on loopback each window of two jiffies read anywhere from 0.1
+// to 6 GB/s on a link that carried 1.5 GB/s, and the pays controller took that noise for the
+// link's speed. A pure clock: the caller supplies the times and what the socket holds.
 #pragma once
 
 #include <chrono>
