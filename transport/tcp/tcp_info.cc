@@ -12,7 +12,6 @@
 
 namespace squeeze::transport::tcp {
 
-
 bool tcp_counters(int fd, TcpCounters* out) {
   struct tcp_info info {};
   socklen_t len = sizeof(info);
