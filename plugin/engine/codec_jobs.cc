@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "plugin/engine/net.h"
+#include "plugin/engine/worker_pool.h"
 #include "plugin/log.h"
 
 namespace squeeze::plugin {
@@ -87,7 +88,9 @@ void run_decode_job(void* request) noexcept {
 
 void wait_for_jobs(Request* begin, Request* end) {
   for (Request* r = begin; r != end; ++r)
-    while (r->job.load(std::memory_order_acquire) == JobState::kRunning) std::this_thread::yield();
+    // Lend a hand: with no worker threads (a one-core process) nobody else runs the queue.
+    while (r->job.load(std::memory_order_acquire) == JobState::kRunning)
+      if (!WorkerPool::shared().try_run_one()) std::this_thread::yield();
 }
 
 }  // namespace squeeze::plugin

@@ -45,8 +45,9 @@ nccl_result_t Net::load_policy_locked() {
   pc.enabled = !(bypass != nullptr && std::string(bypass) == "off");
   pc.workers = WorkerPool::configured_threads();
   pays_ = std::make_unique<PaysController>(pc);
-  SQ_INFO(kSubsysInit | kSubsysNet, "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads",
-          p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS=off)", pc.workers);
+  SQ_INFO(kSubsysInit | kSubsysNet, "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads%s",
+          p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS=off)", pc.workers,
+          pc.workers == 0 ? " (codec work runs on the thread that tests the request)" : "");
   static bool registered = false;
   if (!registered) {
     registered = true;

@@ -10,7 +10,7 @@
 namespace squeeze::plugin {
 
 WorkerPool::WorkerPool(int threads) {
-  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { run(); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -64,10 +64,16 @@ int WorkerPool::usable_cores() {
 }
 
 int WorkerPool::configured_threads() {
-  int n = 0;
-  if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') n = atoi(v);
-  if (n <= 0) n = std::clamp(usable_cores() / 2, 1, 8);
-  return n;
+  if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const long n = strtol(v, &end, 10);
+    if (*end == '\0' && n >= 0 && n <= kMaxThreads) return static_cast<int>(n);
+  }
+  const int cores = usable_cores();
+  // One core: a worker could only take turns with the progress thread on it, and each turn
+  // costs a futex wake and two context switches; the progress thread runs the jobs itself.
+  if (cores <= 1) return 0;
+  return std::clamp(cores / 2, 1, 8);
 }
 
 WorkerPool& WorkerPool::shared() {

@@ -15,7 +15,7 @@ namespace squeeze::plugin {
 class WorkerPool {
  public:
   using Fn = void (*)(void* arg) noexcept;
-  explicit WorkerPool(int threads);
+  explicit WorkerPool(int threads);  // 0: jobs run only through try_run_one()
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -30,8 +30,11 @@ class WorkerPool {
   // Process-wide pool, sized by configured_threads(), created on first use (not at init:
   // threads that exist when an application forks can leave allocator locks held in the child).
   static WorkerPool& shared();
-  // SQUEEZE_THREADS, else half the cores this process may run on, at least 1, at most 8.
+  // SQUEEZE_THREADS (0..kMaxThreads), else half the cores this process may run on, 1 to 8,
+  // and none on a single core. With none, every job runs on a thread that waits for it
+  // (try_run_one from test(), or a comm's close).
   static int configured_threads();
+  static constexpr int kMaxThreads = 64;
   // Cores in this process's CPU affinity mask (a job pinned by taskset, numactl or a
   // launcher gets what it was given, not the machine's count).
   static int usable_cores();

@@ -267,6 +267,27 @@ TEST_F(CollectiveEmulator, QuantizeStaysWithinItsAbsoluteBoundOnBothCollectives)
   unlink(p.c_str());
 }
 
+// A rank pinned to one core has no codec threads: every encode and decode runs on the thread
+// that tests the request (or closes the comm). Nothing may wait on a job nobody runs.
+TEST_F(CollectiveEmulator, WithoutCodecThreadsEveryJobStillRunsAndStaysInBound) {
+  std::string p = temp_policy("nothreads", R"({"version": 1, "rules": [{"name": "q",
+      "match": {"collective": ["alltoall", "allreduce"], "dtype": ["float32"]},
+      "codec": "quantize", "error_bound": {"mode": "abs", "value": 0.01}}], "default": {"codec": "raw"}})");
+  setenv("SQUEEZE_THREADS", "0", 1);
+  auto rows = run_codec(p, {"--check", "--max-error", "0.010001", "-e", "4M", "--iters", "3"});
+  unsetenv("SQUEEZE_THREADS");
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_LE(r["max_abs_err"].get<double>(), 0.010001);
+    EXPECT_GT(r["ratio"].get<double>(), 1.5) << "the messages were compressed";
+    if (r["collective"] == "allreduce") {
+      EXPECT_EQ(r["ranks_agree"], true);
+    }
+  }
+  unlink(p.c_str());
+}
+
 TEST_F(CollectiveEmulator, LosslessIsBitExactAndThresholdKeepsRanksInAgreement) {
   std::string lossless = temp_policy("lossless", R"({"version": 1, "rules": [{"name": "l", "match": {},
       "codec": "lossless", "checksum": true}], "default": {"codec": "raw"}})");

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "plugin/engine/dedupe_gate.h"
@@ -274,9 +275,51 @@ TEST(WorkerPool, CountsTheCoresOfItsAffinityMask) {
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
   EXPECT_EQ(WorkerPool::usable_cores(), 1) << "pinned to one core (taskset -c N)";
   if (getenv("SQUEEZE_THREADS") == nullptr) {
-    EXPECT_EQ(WorkerPool::configured_threads(), 1);
+    EXPECT_EQ(WorkerPool::configured_threads(), 0) << "one core: the progress thread runs the codec jobs itself";
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+}
+
+TEST(WorkerPool, SqueezeThreadsSetsTheCountAndNonsenseFallsBackToTheDefault) {
+  const char* saved = getenv("SQUEEZE_THREADS");
+  const std::string keep = saved != nullptr ? saved : "";
+  unsetenv("SQUEEZE_THREADS");
+  const int by_cores = WorkerPool::configured_threads();
+  setenv("SQUEEZE_THREADS", "0", 1);
+  EXPECT_EQ(WorkerPool::configured_threads(), 0);
+  setenv("SQUEEZE_THREADS", "3", 1);
+  EXPECT_EQ(WorkerPool::configured_threads(), 3);
+  for (const char* bad : {"three", "2x", "-1", "100000"}) {
+    setenv("SQUEEZE_THREADS", bad, 1);
+    EXPECT_EQ(WorkerPool::configured_threads(), by_cores) << bad;
+  }
+  if (saved != nullptr) setenv("SQUEEZE_THREADS", keep.c_str(), 1);
+  else unsetenv("SQUEEZE_THREADS");
+}
+
+TEST(WorkerPool, WithoutThreadsJobsRunOnlyOnTheThreadThatAsks) {
+  WorkerPool pool(0);
+  EXPECT_EQ(pool.threads(), 0);
+  struct Job {
+    std::thread::id ran_on;
+    bool ran = false;
+  } jobs[3];
+  for (Job& j : jobs)
+    pool.submit(
+        [](void* a) noexcept {
+          auto* job = static_cast<Job*>(a);
+          job->ran_on = std::this_thread::get_id();
+          job->ran = true;
+        },
+        &j);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const Job& j : jobs) EXPECT_FALSE(j.ran) << "no thread of its own runs a job";
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(pool.try_run_one());
+  EXPECT_FALSE(pool.try_run_one()) << "the queue is empty";
+  for (const Job& j : jobs) {
+    EXPECT_TRUE(j.ran);
+    EXPECT_EQ(j.ran_on, std::this_thread::get_id());
+  }
 }
 
 TEST(WorkerPool, RunsEveryJob) {
