@@ -1,6 +1,7 @@
 // Decides, message by message, whether compressing pays on this link. It keeps moving
-// averages of the codec's encode and decode speed and ratio (per codec) and of the speed the
-// link actually achieves, and compresses when the pipelined speedup
+// averages of the codec's encode and decode speed and ratio (per codec; a speed starts as the
+// best of the codec's first four runs, as cold runs read slow) and of the speed the link
+// actually achieves, and compresses when the pipelined speedup
 //     min(r, W / (B_link·(1/B_encode + s/B_decode)), W·B_decode / B_link)
 // is above 1, with hysteresis (start above 1.5, stop below 1.0), capped by the share u of the
 // time the link was busy while raw traffic had messages to move: 1 / ((1 - u) + u / speedup),
