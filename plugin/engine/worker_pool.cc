@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "plugin/log.h"
+
 namespace squeeze::plugin {
 
 WorkerPool::WorkerPool(int threads) {
@@ -68,6 +70,7 @@ int WorkerPool::configured_threads() {
     char* end = nullptr;
     const long n = strtol(v, &end, 10);
     if (*end == '\0' && n >= 0 && n <= kMaxThreads) return static_cast<int>(n);
+    SQ_WARN("SQUEEZE_THREADS='%s' is not a count of 0 to %d codec threads; using the default", v, kMaxThreads);
   }
   const int cores = usable_cores();
   // One core: a worker could only take turns with the progress thread on it, and each turn
