@@ -115,7 +115,7 @@ bool TcpSendComm::link_rate(LinkSample* sample) {
   if (!tcp_counters(fd_.get(), &r)) return false;
   sample->fresh = false;
   poll_busy();
-  const double busy = busy_.busy_us() - last_busy_us_;
+  const double busy = busy_.busy_us() - busy_at_last_.busy_us();
   if (busy < kLinkWindowUs || r.bytes_acked == last_.bytes_acked) return true;  // the window goes on
   const auto now = std::chrono::steady_clock::now();
   const double wall_us = std::chrono::duration<double, std::micro>(now - last_at_).count();
@@ -126,17 +126,14 @@ bool TcpSendComm::link_rate(LinkSample* sample) {
   // most of the busy time is a guess (the poller was away when the bytes left), or when the
   // connection sat idle most of the window: then it moved bursts, and a burst that fits a
   // token bucket crosses at the wire's speed.
-  const double limited = busy_.limited_us() - last_limited_us_;
-  const double unsure = busy_.unsure_us() - last_unsure_us_;
+  const double limited = busy_.limited_us() - busy_at_last_.limited_us();
+  const double unsure = busy_.unsure_us() - busy_at_last_.unsure_us();
   sample->lower_bound = 2 * limited > busy || 2 * unsure > busy || 2 * busy < wall_us;
-  const double active_us = wall_us - (busy_.away_us() - last_away_us_);
+  const double active_us = wall_us - (busy_.away_us() - busy_at_last_.away_us());
   sample->utilization = active_us > 0 ? std::min(1.0, busy / active_us) : -1;
   last_ = r;
   last_at_ = now;
-  last_busy_us_ = busy_.busy_us();
-  last_limited_us_ = busy_.limited_us();
-  last_unsure_us_ = busy_.unsure_us();
-  last_away_us_ = busy_.away_us();
+  busy_at_last_ = busy_;
   return true;
 }
 

@@ -54,7 +54,11 @@ class TcpSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;
   TcpSendComm(Fd fd, std::string peer)
-      : fd_(std::move(fd)), peer_(std::move(peer)), last_at_(std::chrono::steady_clock::now()), busy_(last_at_) {}
+      : fd_(std::move(fd)),
+        peer_(std::move(peer)),
+        last_at_(std::chrono::steady_clock::now()),
+        busy_(last_at_),
+        busy_at_last_(busy_) {}
   Status post(const SendItem& item, int* slot) override;
   Status test(int slot, bool* done) override;
   void release(int slot) override { ring_.release(slot); }
@@ -79,7 +83,7 @@ class TcpSendComm final : public SendComm {
   TcpCounters last_;  // the kernel's counters when the last link sample was taken
   std::chrono::steady_clock::time_point last_at_;  // and when
   BusyClock busy_;
-  double last_busy_us_ = 0, last_limited_us_ = 0, last_unsure_us_ = 0, last_away_us_ = 0;  // busy_ at the last sample
+  BusyClock busy_at_last_;  // busy_ as it was at the last sample
 };
 
 class TcpRecvComm final : public RecvComm {
