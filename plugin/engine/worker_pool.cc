@@ -72,11 +72,30 @@ int WorkerPool::configured_threads() {
     if (*end == '\0' && n >= 0 && n <= kMaxThreads) return static_cast<int>(n);
     SQ_WARN("SQUEEZE_THREADS='%s' is not a count of 0 to %d codec threads; using the default", v, kMaxThreads);
   }
-  const int cores = usable_cores();
+  int cores = usable_cores();
+  // Ranks of one host that no launcher bound to cores of their own (torchrun's default) each
+  // see every core. Masks that cannot be disjoint, ranks x cores above the host's count,
+  // must overlap: each rank then counts its share, lest R ranks start R times the workers
+  // the host has room for (two ranks on two cores, one worker each: 1.58x at 10 Gbit/s
+  // instead of 2.15x, perf/RESULTS.md).
+  const int ranks = local_ranks();
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (ranks > 1 && online > 0 && static_cast<long>(cores) * ranks > online) cores = std::max(1, cores / ranks);
   // One core: a worker could only take turns with the progress thread on it, and each turn
   // costs a futex wake and two context switches; the progress thread runs the jobs itself.
   if (cores <= 1) return 0;
   return std::clamp(cores / 2, 1, 8);
+}
+
+int WorkerPool::local_ranks() {
+  for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+    const char* v = getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const long n = strtol(v, &end, 10);
+    if (*end == '\0' && n >= 1 && n <= 4096) return static_cast<int>(n);
+  }
+  return 1;
 }
 
 WorkerPool& WorkerPool::shared() {

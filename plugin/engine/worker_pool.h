@@ -32,8 +32,12 @@ class WorkerPool {
   static WorkerPool& shared();
   // SQUEEZE_THREADS (0..kMaxThreads), else half the cores this process may run on, 1 to 8,
   // and none on a single core. With none, every job runs on a thread that waits for it
-  // (try_run_one from test(), or a comm's close).
+  // (try_run_one from test(), or a comm's close). Where local_ranks() ranks cannot all have
+  // cores of their own (ranks x cores > the host's), the cores are this rank's share.
   static int configured_threads();
+  // Ranks on this host as the launcher says: LOCAL_WORLD_SIZE (torchrun),
+  // OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI), MPI_LOCALNRANKS (MPICH); 1 when none does.
+  static int local_ranks();
   static constexpr int kMaxThreads = 64;
   // Cores in this process's CPU affinity mask (a job pinned by taskset, numactl or a
   // launcher gets what it was given, not the machine's count).

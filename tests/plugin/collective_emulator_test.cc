@@ -88,9 +88,13 @@ std::vector<nlohmann::json> json_lines(const std::string& text) {
 
 class CollectiveEmulator : public ::testing::Test {
  protected:
+  // squeeze-perf -n N sets LOCAL_WORLD_SIZE, and ranks sharing few cores then get no codec
+  // thread: one each keeps the worker path tested on any machine (one test sets 0).
   void SetUp() override {
     if (access(kTool.c_str(), X_OK) != 0) GTEST_SKIP() << kTool << " is not built (SQUEEZE_BUILD_PERF=OFF?)";
+    setenv("SQUEEZE_THREADS", "1", 1);
   }
+  void TearDown() override { unsetenv("SQUEEZE_THREADS"); }
 };
 
 // Every row of a raw or lossless run: exact on every rank, ranks agree, numbers present.
@@ -275,7 +279,6 @@ TEST_F(CollectiveEmulator, WithoutCodecThreadsEveryJobStillRunsAndStaysInBound) 
       "codec": "quantize", "error_bound": {"mode": "abs", "value": 0.01}}], "default": {"codec": "raw"}})");
   setenv("SQUEEZE_THREADS", "0", 1);
   auto rows = run_codec(p, {"--check", "--max-error", "0.010001", "-e", "4M", "--iters", "3"});
-  unsetenv("SQUEEZE_THREADS");
   ASSERT_EQ(rows.size(), 4u);
   for (const auto& r : rows) {
     SCOPED_TRACE(r.dump());

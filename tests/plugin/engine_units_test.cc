@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -315,6 +317,40 @@ TEST(WorkerPool, SqueezeThreadsSetsTheCountAndNonsenseFallsBackToTheDefault) {
   }
   if (saved != nullptr) setenv("SQUEEZE_THREADS", keep.c_str(), 1);
   else unsetenv("SQUEEZE_THREADS");
+}
+
+// Ranks that share a host's cores each size their pool by their share of them.
+TEST(WorkerPool, RanksThatShareTheHostsCoresSplitThem) {
+  const char* keep_threads = getenv("SQUEEZE_THREADS");
+  const char* keep_local = getenv("LOCAL_WORLD_SIZE");
+  const std::string threads = keep_threads != nullptr ? keep_threads : "", local = keep_local != nullptr ? keep_local : "";
+  unsetenv("SQUEEZE_THREADS");
+  unsetenv("LOCAL_WORLD_SIZE");
+  const int cores = WorkerPool::usable_cores();
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const int alone = WorkerPool::configured_threads();
+  EXPECT_EQ(WorkerPool::local_ranks(), 1);
+  setenv("LOCAL_WORLD_SIZE", "1", 1);
+  EXPECT_EQ(WorkerPool::configured_threads(), alone) << "one rank: the whole mask";
+  const int ranks = static_cast<int>(online) + 1;  // cannot have disjoint masks of >= 1 core
+  setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+  EXPECT_EQ(WorkerPool::local_ranks(), ranks);
+  EXPECT_EQ(WorkerPool::configured_threads(), 0) << "under one core each: the progress threads run the jobs";
+  if (cores >= 4 && 2L * cores > online) {
+    setenv("LOCAL_WORLD_SIZE", "2", 1);
+    EXPECT_EQ(WorkerPool::configured_threads(), std::clamp(cores / 4, 1, 8)) << "half the cores each";
+  }
+  for (const char* bad : {"0", "two", "-2", ""}) {
+    setenv("LOCAL_WORLD_SIZE", bad, 1);
+    EXPECT_EQ(WorkerPool::local_ranks(), 1) << "'" << bad << "' says nothing";
+  }
+  setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+  setenv("SQUEEZE_THREADS", "3", 1);
+  EXPECT_EQ(WorkerPool::configured_threads(), 3) << "SQUEEZE_THREADS wins";
+  if (keep_threads != nullptr) setenv("SQUEEZE_THREADS", threads.c_str(), 1);
+  else unsetenv("SQUEEZE_THREADS");
+  if (keep_local != nullptr) setenv("LOCAL_WORLD_SIZE", local.c_str(), 1);
+  else unsetenv("LOCAL_WORLD_SIZE");
 }
 
 TEST(WorkerPool, WithoutThreadsJobsRunOnlyOnTheThreadThatAsks) {
