@@ -171,6 +171,8 @@ int main(int argc, char** argv) {
     StatsDir stats_dir(o.rank, 1);
     return guarded(o, o.rank, where, Fd()) == 0 ? 0 : 1;
   }
+  // As torchrun does: the plugin sizes its codec threads by the ranks sharing the host.
+  setenv("LOCAL_WORLD_SIZE", std::to_string(o.local_ranks).c_str(), 0);
 
   // Local ranks: rank 0 (this process) holds the rendezvous socket before anyone forks, so
   // the children know the port; each child loads the plugin itself, after the fork.

@@ -17,7 +17,8 @@ Ring all-reduce and all-to-all on host buffers through the Squeeze plugin (its
 ncclNetPlugin_v11 table, driven as NCCL's proxy drives it), nccl-tests-style output.
 
 Ranks (one of):
-  -n, --local-ranks N      fork N ranks on this machine (rendezvous on 127.0.0.1)
+  -n, --local-ranks N      fork N ranks on this machine (rendezvous on 127.0.0.1), with
+                           LOCAL_WORLD_SIZE=N unless set, as torchrun sets it
   --rank R --nranks N --rendezvous HOST:PORT
                            run rank R of N; rank 0 listens on HOST:PORT, others connect
 Network:
