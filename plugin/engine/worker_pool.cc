@@ -65,11 +65,23 @@ int WorkerPool::usable_cores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
+namespace {
+
+// `v` read as a whole decimal count in [lo, hi]; false for anything else, "" included.
+bool parse_count(const char* v, long lo, long hi, int* out) {
+  if (v == nullptr || *v == '\0') return false;
+  char* end = nullptr;
+  const long n = strtol(v, &end, 10);
+  if (*end != '\0' || n < lo || n > hi) return false;
+  *out = static_cast<int>(n);
+  return true;
+}
+
+}  // namespace
+
 int WorkerPool::configured_threads() {
   if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const long n = strtol(v, &end, 10);
-    if (*end == '\0' && n >= 0 && n <= kMaxThreads) return static_cast<int>(n);
+    if (int n = 0; parse_count(v, 0, kMaxThreads, &n)) return n;
     SQ_WARN("SQUEEZE_THREADS='%s' is not a count of 0 to %d codec threads; using the default", v, kMaxThreads);
   }
   int cores = usable_cores();
@@ -89,11 +101,7 @@ int WorkerPool::configured_threads() {
 
 int WorkerPool::local_ranks() {
   for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
-    const char* v = getenv(name);
-    if (v == nullptr || *v == '\0') continue;
-    char* end = nullptr;
-    const long n = strtol(v, &end, 10);
-    if (*end == '\0' && n >= 1 && n <= 4096) return static_cast<int>(n);
+    if (int n = 0; parse_count(getenv(name), 1, 4096, &n)) return n;
   }
   return 1;
 }
