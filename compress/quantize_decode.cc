@@ -1,8 +1,8 @@
 // The quantize body's decoder: validate everything, then unpack codes chunk by chunk,
 // reconstruct into the dtype, patch escapes, and copy repeated rows. At the AVX-512 level
 // (quantize_decode_avx512.h) the unpacking and the reconstruction run 16 codes per step, and
-// float32 messages without row dedupe or per-row parameters go straight from the payload to
-// the output without the codes buffer.
+// float32 messages without per-row parameters go straight from the payload to the output
+// without the codes buffer (with row dedupe, where rows are whole blocks).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -92,6 +92,21 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
   if (D == Dtype::kFloat32 && avx512 && !q.dedupe && q.mode != BoundMode::kRelRow) {
     // Stream element p is output element p: no codes buffer needed.
     qavx512::decode_f32(payload, q.widths.data(), static_cast<std::size_t>(q.n_stream), q.offset, q.step, out);
+  } else if (D == Dtype::kFloat32 && avx512 && q.dedupe && q.mode != BoundMode::kRelRow && L % kQuantizeBlock == 0) {
+    // Deduplicated rows of whole blocks: each distinct row, then the tail, starts a block,
+    // so each is decoded straight to where it goes, again without the codes buffer.
+    const uint64_t row_blocks = L / kQuantizeBlock;
+    const auto row_bytes = static_cast<std::size_t>(L * esize);
+    const uint8_t* widths = q.widths.data();
+    for (uint64_t k = 0; k < q.n_unique; ++k, widths += row_blocks) {
+      payload = qavx512::decode_f32(payload, widths, static_cast<std::size_t>(L), q.offset, q.step,
+                                    out + first[k] * row_bytes);
+    }
+    const uint64_t tail = q.n_stream - q.n_unique * L;
+    if (tail != 0) {
+      qavx512::decode_f32(payload, widths, static_cast<std::size_t>(tail), q.offset, q.step,
+                          out + q.n_full_rows * row_bytes);
+    }
   } else {
     for (uint64_t p0 = 0; p0 < q.n_stream; p0 += kChunk) {
       const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, q.n_stream - p0));

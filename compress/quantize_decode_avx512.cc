@@ -165,8 +165,8 @@ SQUEEZE_AVX512 inline void block_f32(const Recon& r, const uint8_t* in, unsigned
   }
 }
 
-SQUEEZE_AVX512 void decode_f32_512(const uint8_t* in, const uint8_t* widths, std::size_t n, double offset, float step,
-                                   uint8_t* out) {
+SQUEEZE_AVX512 const uint8_t* decode_f32_512(const uint8_t* in, const uint8_t* widths, std::size_t n, double offset,
+                                             float step, uint8_t* out) {
   const Recon r = recon(offset, step);
   const bool single = offset == 0.0 && step > 0.0f;
   for (std::size_t i = 0; i < n; i += 64) {
@@ -179,6 +179,7 @@ SQUEEZE_AVX512 void decode_f32_512(const uint8_t* in, const uint8_t* widths, std
     }
     in += 8 * w;
   }
+  return in;
 }
 
 SQUEEZE_INTRINSIC_WARNINGS_ON
@@ -195,9 +196,9 @@ void reconstruct(const int32_t* codes, std::size_t n, double offset, float step,
   reconstruct_512(codes, n, offset, step, out);
 }
 
-void decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
-                uint8_t* out) {
-  decode_f32_512(payload, widths, n, offset, step, out);
+const uint8_t* decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
+                          uint8_t* out) {
+  return decode_f32_512(payload, widths, n, offset, step, out);
 }
 
 #else  // not x86-64: never called (qsimd::level() is kScalar), defined for the linker
@@ -217,13 +218,14 @@ void reconstruct(const int32_t* codes, std::size_t n, double offset, float step,
   }
 }
 
-void decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
-                uint8_t* out) {
+const uint8_t* decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
+                          uint8_t* out) {
   int32_t codes[64];
   for (std::size_t i = 0; i < n; i += 64) {
     payload = unpack_codes(payload, widths++, 1, codes);
     reconstruct(codes, n - i < 64 ? n - i : 64, offset, step, out + 4 * i);
   }
+  return payload;
 }
 
 #endif

@@ -22,8 +22,8 @@ void reconstruct(const int32_t* codes, std::size_t n, double offset, float step,
 
 // unpack_codes and reconstruct fused: the first n codes of the blocks packed back to back
 // at payload, of widths widths[0 .. ceil(n/64)), reconstructed as float32 at out. Reads only
-// those blocks' bytes and writes exactly 4n bytes.
-void decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
-                uint8_t* out);
+// those blocks' bytes and writes exactly 4n bytes; returns the end of the last block.
+const uint8_t* decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
+                          uint8_t* out);
 
 }  // namespace squeeze::compress::qavx512
