@@ -170,8 +170,7 @@ Status TcpRecvComm::on_header() {
     if (h.payload_bytes > it.capacity + kFrameSlack)
       return Status::Remote("frame from " + peer_ + " of " + std::to_string(h.payload_bytes) +
                             " bytes is larger than any frame for a " + std::to_string(it.capacity) + "-byte receive");
-    op.staging[idx].resize(h.payload_bytes);
-    dst_ = op.staging[idx].data();
+    dst_ = op.staging[idx].prepare(static_cast<std::size_t>(h.payload_bytes));
   }
   remaining_ = h.payload_bytes;
   payload_total_ = h.payload_bytes;
@@ -265,7 +264,7 @@ Status TcpRecvComm::test(int slot, bool* done, std::span<Received> out) {
   if (op.filled < op.n) return Status::Ok();
   for (int i = 0; i < op.n && i < static_cast<int>(out.size()); ++i) {
     out[i].header = op.headers[i];
-    out[i].staged = {op.staging[i].data(), op.staging[i].size()};
+    out[i].staged = op.staging[i].frame();
   }
   *done = true;
   return Status::Ok();

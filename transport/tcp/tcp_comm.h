@@ -15,6 +15,7 @@
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_info.h"
 #include "transport/tcp/wire.h"
+#include "transport/frame_staging.h"
 #include "transport/transport.h"
 
 namespace squeeze::transport::tcp {
@@ -101,7 +102,7 @@ class TcpRecvComm final : public RecvComm {
     std::array<RecvItem, kMaxRecvs> items{};
     std::array<bool, kMaxRecvs> matched{};
     std::array<MessageHeader, kMaxRecvs> headers{};
-    std::array<std::vector<uint8_t>, kMaxRecvs> staging;  // frames land here
+    std::array<FrameStaging, kMaxRecvs> staging;  // frames land here
     void reset() {
       in_use = false;
       n = filled = 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "transport/tcp/wire.h"
+#include "transport/frame_staging.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_channel.h"
 
@@ -98,14 +99,14 @@ class UcxRecvComm final : public RecvComm {
     std::array<bool, kMaxRecvs> landed{};
     std::array<MessageHeader, kMaxRecvs> headers{};
     std::array<Pending, kMaxRecvs> payloads;
-    std::array<std::vector<uint8_t>, kMaxRecvs> staging;  // frames land here
+    std::array<FrameStaging, kMaxRecvs> staging;  // frames land here
     void reset() {
       in_use = false;
       n = matched_count = filled = 0;
       matched.fill(false);
       landed.fill(false);
       for (auto& p : payloads) p.reset();
-      for (auto& st : staging) st.clear();  // keeps capacity for the next frame
+      for (auto& st : staging) st.clear();
     }
   };
   struct HeaderSlot {

@@ -105,8 +105,7 @@ Status UcxRecvComm::on_header(uint32_t seq, const MessageHeader& h) {
     if (h.payload_bytes > it.capacity + kFrameSlack)
       return Status::Remote("frame from " + ch_->peer() + " of " + std::to_string(h.payload_bytes) +
                             " bytes is larger than any frame for a " + std::to_string(it.capacity) + "-byte receive");
-    op.staging[idx].resize(h.payload_bytes);
-    dst = op.staging[idx].data();
+    dst = op.staging[idx].prepare(static_cast<std::size_t>(h.payload_bytes));
   }
   op.matched[idx] = true;
   op.headers[idx] = h;
@@ -175,7 +174,7 @@ Status UcxRecvComm::test(int slot, bool* done, std::span<Received> out) {
   }
   for (int i = 0; i < op.n && i < static_cast<int>(out.size()); ++i) {
     out[i].header = op.headers[i];
-    out[i].staged = {op.staging[i].data(), op.staging[i].size()};
+    out[i].staged = op.staging[i].frame();
   }
   *done = true;
   return Status::Ok();
