@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "transport/frame_staging.h"
 #include "transport/tcp/busy_clock.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_info.h"
 #include "transport/tcp/wire.h"
-#include "transport/frame_staging.h"
 #include "transport/transport.h"
 
 namespace squeeze::transport::tcp {

@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "transport/tcp/wire.h"
 #include "transport/frame_staging.h"
+#include "transport/tcp/wire.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_channel.h"
 
