@@ -97,6 +97,28 @@ TEST(SlotRing, HandsOutEverySlotOnceThenRefuses) {
   EXPECT_EQ(ring.order().size(), 5u);
 }
 
+// A bad socket setting is an error that names the variable, not a silent default.
+TEST(DataSocket, BadTimeoutVariablesAreNamed) {
+  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  ASSERT_GE(fd.get(), 0);
+  EXPECT_TRUE(configure_data_socket(fd.get()).ok());
+  const struct {
+    const char *name, *value, *says;
+  } cases[] = {{"SQUEEZE_TCP_TIMEOUT_MS", "10s", "SQUEEZE_TCP_TIMEOUT_MS=10s is not an integer"},
+               {"SQUEEZE_TCP_TIMEOUT_MS", "0", "SQUEEZE_TCP_TIMEOUT_MS=0 is outside [1, "},
+               {"SQUEEZE_TCP_KEEPIDLE_S", "40000", "SQUEEZE_TCP_KEEPIDLE_S=40000 is outside [1, 32767]"}};
+  for (const auto& c : cases) {
+    setenv(c.name, c.value, 1);
+    const Status st = configure_data_socket(fd.get());
+    unsetenv(c.name);
+    EXPECT_FALSE(st.ok()) << c.name << "=" << c.value;
+    EXPECT_NE(st.message().find(c.says), std::string::npos) << st.message();
+  }
+  setenv("SQUEEZE_TCP_TIMEOUT_MS", "2500", 1);
+  EXPECT_TRUE(configure_data_socket(fd.get()).ok());
+  unsetenv("SQUEEZE_TCP_TIMEOUT_MS");
+}
+
 // The pays controller's link speed: one sample per window of a few milliseconds of busy
 // time, counted once. Reading TCP_INFO again without new traffic gives no new sample, and a
 // window the connection mostly sat idle in is only a lower bound (bursts).

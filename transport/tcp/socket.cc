@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "transport/env_int.h"
 
 namespace squeeze::transport::tcp {
 
@@ -57,21 +59,16 @@ Status set_nonblocking(int fd) {
   return Status::Ok();
 }
 
-static int env_int(const char* name, int dflt) {
-  const char* v = getenv(name);
-  if (v == nullptr || *v == '\0') return dflt;
-  char* end = nullptr;
-  long x = strtol(v, &end, 10);
-  return (end != v && x > 0 && x < (1L << 30)) ? static_cast<int>(x) : dflt;
-}
-
 Status configure_data_socket(int fd) {
   if (Status s = set_nonblocking(fd); !s.ok()) return s;
   int one = 1;
   // Peer-death detection: unacknowledged data times out after SQUEEZE_TCP_TIMEOUT_MS, an
   // idle peer that vanished is found by keepalive probes after a few seconds.
-  int user_timeout = env_int("SQUEEZE_TCP_TIMEOUT_MS", 10000);
-  int idle = env_int("SQUEEZE_TCP_KEEPIDLE_S", 5), intvl = 1, cnt = 5;
+  int user_timeout = 10000, idle = 5, intvl = 1, cnt = 5;
+  for (const std::string& bad : {env_int("SQUEEZE_TCP_TIMEOUT_MS", 1, (1L << 30) - 1, &user_timeout),
+                                 env_int("SQUEEZE_TCP_KEEPIDLE_S", 1, 32767, &idle)}) {
+    if (!bad.empty()) return Status::Usage(bad);
+  }
   struct Opt {
     int level, name;
     const void* val;
