@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
+#include <string>
 
 #include "plugin/log.h"
+#include "transport/env_int.h"
 
 namespace squeeze::plugin {
 
@@ -65,24 +66,12 @@ int WorkerPool::usable_cores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-namespace {
-
-// `v` read as a whole decimal count in [lo, hi]; false for anything else, "" included.
-bool parse_count(const char* v, long lo, long hi, int* out) {
-  if (v == nullptr || *v == '\0') return false;
-  char* end = nullptr;
-  const long n = strtol(v, &end, 10);
-  if (*end != '\0' || n < lo || n > hi) return false;
-  *out = static_cast<int>(n);
-  return true;
-}
-
-}  // namespace
-
 int WorkerPool::configured_threads() {
-  if (const char* v = getenv("SQUEEZE_THREADS"); v != nullptr && *v != '\0') {
-    if (int n = 0; parse_count(v, 0, kMaxThreads, &n)) return n;
-    SQ_WARN("SQUEEZE_THREADS='%s' is not a count of 0 to %d codec threads; using the default", v, kMaxThreads);
+  int n = -1;  // stays -1 when SQUEEZE_THREADS is unset or empty
+  if (std::string bad = transport::env_int("SQUEEZE_THREADS", 0, kMaxThreads, &n); !bad.empty()) {
+    SQ_WARN("%s (a count of codec threads); using the default", bad.c_str());
+  } else if (n >= 0) {
+    return n;
   }
   int cores = usable_cores();
   // Ranks of one host that no launcher bound to cores of their own (torchrun's default) each
@@ -101,7 +90,7 @@ int WorkerPool::configured_threads() {
 
 int WorkerPool::local_ranks() {
   for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
-    if (int n = 0; parse_count(getenv(name), 1, 4096, &n)) return n;
+    if (int n = 0; transport::env_int(name, 1, 4096, &n).empty() && n > 0) return n;  // a bad value: the next
   }
   return 1;
 }
