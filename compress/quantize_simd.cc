@@ -2,23 +2,11 @@
 #include "compress/quantize_simd.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 namespace squeeze::compress::qsimd {
 namespace {
 
 std::atomic<int> g_level{-1};  // -1: not decided yet
-
-Level from_env(Level cpu) {
-  const char* s = std::getenv("SQUEEZE_QUANTIZE_SIMD");
-  if (s == nullptr) return cpu;
-  Level want = cpu;
-  if (std::strcmp(s, "scalar") == 0) want = Level::kScalar;
-  if (std::strcmp(s, "avx2") == 0) want = Level::kAvx2;
-  if (std::strcmp(s, "avx512") == 0) want = Level::kAvx512;
-  return want < cpu ? want : cpu;
-}
 
 }  // namespace
 
@@ -41,7 +29,7 @@ Level cpu_level() {
 Level level() {
   int v = g_level.load(std::memory_order_relaxed);
   if (v < 0) {
-    v = static_cast<int>(from_env(cpu_level()));
+    v = static_cast<int>(cpu_level());
     g_level.store(v, std::memory_order_relaxed);
   }
   return static_cast<Level>(v);
@@ -52,6 +40,16 @@ Level set_level(Level want) {
   const Level cpu = cpu_level();
   g_level.store(static_cast<int>(want < cpu ? want : cpu), std::memory_order_relaxed);
   return prev;
+}
+
+bool parse_level(std::string_view name, Level* out) {
+  for (Level l : {Level::kScalar, Level::kAvx2, Level::kAvx512}) {
+    if (name == level_name(l)) {
+      *out = l;
+      return true;
+    }
+  }
+  return false;
 }
 
 const char* level_name(Level l) {

@@ -4,12 +4,13 @@
 // the lower ones exist for CPUs without the wider units, and so that tests can check that
 // every level agrees with the scalar path.
 //
-// The level is the widest the CPU runs, capped by the environment variable
-// SQUEEZE_QUANTIZE_SIMD=scalar|avx2|avx512 (read once; an unknown value is ignored), and
-// can be lowered at run time with set_level (tests; not meant to race with encodes).
+// The level is the widest the CPU runs, unless the caller lowers it with set_level: the
+// plugin does so at init from SQUEEZE_QUANTIZE_SIMD (plugin/params), the codec benchmark and
+// tests directly. Not meant to race with encodes.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace squeeze::compress::qsimd {
 
@@ -27,5 +28,7 @@ Level level();
 Level set_level(Level want);
 // "scalar", "avx2" or "avx512".
 const char* level_name(Level l);
+// The level level_name() calls `name`; false for anything else.
+bool parse_level(std::string_view name, Level* out);
 
 }  // namespace squeeze::compress::qsimd

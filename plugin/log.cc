@@ -3,8 +3,8 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
-#include <strings.h>
+
+#include "plugin/params/params.h"
 
 namespace squeeze::plugin {
 
@@ -14,13 +14,12 @@ std::atomic<nccl_logger_t> g_logger{nullptr};
 // NCCL's logger drops what NCCL_DEBUG does not ask for; checking the same level here first
 // saves formatting on the hot path (TRACE on every isend).
 int level_from_env() {
-  const char* v = getenv("NCCL_DEBUG");
-  if (v == nullptr) return kLogWarn;
-  if (strcasecmp(v, "TRACE") == 0) return kLogTrace;
-  if (strcasecmp(v, "INFO") == 0) return kLogInfo;
-  if (strcasecmp(v, "ABORT") == 0) return kLogAbort;
-  if (strcasecmp(v, "VERSION") == 0) return kLogVersion;
-  if (strcasecmp(v, "WARN") == 0) return kLogWarn;
+  const params::Value v = params::Settings::read_env(params::Id::kNcclDebug, nullptr);
+  if (!v.set) return kLogWarn;
+  if (v.text == "TRACE") return kLogTrace;
+  if (v.text == "INFO") return kLogInfo;
+  if (v.text == "ABORT") return kLogAbort;
+  if (v.text == "VERSION") return kLogVersion;
   return kLogWarn;
 }
 const int g_level = level_from_env();

@@ -18,29 +18,15 @@ namespace squeeze::plugin {
 
 namespace {
 
-// SQUEEZE_GPU_STAGING: -1 bad value, 0 off, 1 on.
-int staging_requested(std::string* why) {
-  const char* v = getenv(kGpuStagingEnv);
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0) {
-    *why = std::string("off (") + kGpuStagingEnv + " is " + (v == nullptr || *v == '\0' ? "unset" : "0") + ")";
-    return 0;
-  }
-  if (std::strcmp(v, "1") != 0) {
-    *why = std::string(kGpuStagingEnv) + "='" + v + "' is neither 0 nor 1: GPU staging stays off";
-    return -1;
-  }
-  return 1;
-}
+constexpr const char* kOffWhy = "off (SQUEEZE_GPU_STAGING is off)";
 
 }  // namespace
 
 #if SQUEEZE_HAVE_CUDA
 
-bool decide_gpu_staging(std::string* why, bool* bad_value) {
-  *bad_value = false;
-  const int want = staging_requested(why);
-  if (want <= 0) {
-    *bad_value = want < 0;
+bool decide_gpu_staging(bool requested, std::string* why) {
+  if (!requested) {
+    *why = kOffWhy;
     return false;
   }
   int n = 0;
@@ -179,11 +165,9 @@ transport::Status not_built() {
 }
 }  // namespace
 
-bool decide_gpu_staging(std::string* why, bool* bad_value) {
-  *bad_value = false;
-  const int want = staging_requested(why);
-  if (want <= 0) {
-    *bad_value = want < 0;
+bool decide_gpu_staging(bool requested, std::string* why) {
+  if (!requested) {
+    *why = kOffWhy;
     return false;
   }
   *why = "off: GPU staging not built (this plugin was built without CUDA)";

@@ -41,14 +41,12 @@ struct RecvComm;
 struct Request;
 struct MemRegion;
 
-inline constexpr const char* kGpuStagingEnv = "SQUEEZE_GPU_STAGING";
 // The largest GPU region mirrored in pinned memory (NCCL's own buffers are a few MiB).
 inline constexpr std::size_t kGpuMirrorMaxBytes = std::size_t{1} << 30;
 
-// Reads SQUEEZE_GPU_STAGING and, when it is 1, counts CUDA devices. True: staging is on.
-// *why is the reason, for the INFO line; *bad_value is set when the variable is neither 0
-// nor 1 (then staging stays off).
-bool decide_gpu_staging(std::string* why, bool* bad_value);
+// `requested`: SQUEEZE_GPU_STAGING is on. Then counts CUDA devices. True: staging is on.
+// *why is the reason, for the INFO line.
+bool decide_gpu_staging(bool requested, std::string* why);
 
 // The pinned host twin of a GPU region (see above).
 struct GpuMirror {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "compress/quantize_simd.h"
 #include "plugin/engine/gpu_staging.h"
 #include "plugin/engine/result.h"
 #include "plugin/engine/worker_pool.h"
@@ -21,9 +22,31 @@ Net& Net::instance() {
   return *net;
 }
 
-static std::unique_ptr<transport::Transport> make_transport(std::string* why) {
-  const char* want = getenv("SQUEEZE_TRANSPORT");
-  return transport::open_transport(want != nullptr ? want : "", why);
+static std::unique_ptr<transport::Transport> make_transport(const params::Settings& st, std::string* why) {
+  return transport::open_transport(st.text(params::Id::kTransport), why);
+}
+
+// Reads every variable of the parameter table once. A bad SQUEEZE_* value stops the plugin,
+// said on stderr even when NCCL_DEBUG is unset; a bad NCCL_* value is a warning.
+nccl_result_t Net::load_settings_locked() {
+  if (settings_loaded_) return kNcclSuccess;
+  params::Settings st = params::Settings::from_env();
+  for (const std::string& w : st.warnings()) SQ_WARN("%s", w.c_str());
+  if (!st.ok()) {
+    std::string all;
+    for (const std::string& e : st.errors()) all += (all.empty() ? "" : "; ") + e;
+    fprintf(stderr, "NET/Squeeze: refusing to start: %s\n", all.c_str());
+    SQ_WARN("refusing to start: %s", all.c_str());
+    return kNcclInvalidUsage;
+  }
+  if (st.is_set(params::Id::kQuantizeSimd)) {
+    compress::qsimd::Level l{};
+    if (compress::qsimd::parse_level(st.text(params::Id::kQuantizeSimd), &l)) compress::qsimd::set_level(l);
+  }
+  WorkerPool::set_shared_threads(WorkerPool::configured_threads(st));
+  settings_ = std::move(st);
+  settings_loaded_ = true;
+  return kNcclSuccess;
 }
 
 // Loads SQUEEZE_POLICY (or the built-in default). An invalid policy stops the plugin: it is
@@ -31,7 +54,8 @@ static std::unique_ptr<transport::Transport> make_transport(std::string* why) {
 nccl_result_t Net::load_policy_locked() {
   if (policy_) return kNcclSuccess;
   std::string error;
-  std::shared_ptr<const policy::Policy> p = policy::load_policy_from_env(&error);
+  const std::string& path = settings_.text(params::Id::kPolicy);
+  std::shared_ptr<const policy::Policy> p = policy::load_policy(path.c_str(), &error);
   if (!p) {
     fprintf(stderr, "NET/Squeeze: refusing to start: invalid policy:\n%s\n", error.c_str());
     SQ_WARN("refusing to start: invalid policy: %s", error.c_str());
@@ -41,12 +65,11 @@ nccl_result_t Net::load_policy_locked() {
   policy::set_active_policy(p);
   stats_ = policy::Stats::for_policy(*p);
   PaysController::Config pc;
-  const char* bypass = getenv("SQUEEZE_BYPASS");
-  pc.enabled = !(bypass != nullptr && std::string(bypass) == "off");
-  pc.workers = WorkerPool::configured_threads();
+  pc.enabled = settings_.flag(params::Id::kBypass);
+  pc.workers = WorkerPool::configured_threads(settings_);
   pays_ = std::make_unique<PaysController>(pc);
   SQ_INFO(kSubsysInit | kSubsysNet, "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads%s",
-          p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS=off)", pc.workers,
+          p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS)", pc.workers,
           pc.workers == 0 ? " (codec work runs on the thread that tests the request)" : "");
   static bool registered = false;
   if (!registered) {
@@ -56,12 +79,11 @@ nccl_result_t Net::load_policy_locked() {
   return kNcclSuccess;
 }
 
-static int rank_from_env() {
-  for (const char* v : {"SQUEEZE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    const char* x = getenv(v);
-    if (x != nullptr && *x != '\0') return atoi(x);
-  }
-  return static_cast<int>(getpid());
+// SQUEEZE_STATS and the rank are read when the file is written (a tool may point it elsewhere
+// between runs, or unset it before exit).
+static int rank_now() {
+  const params::Value v = params::Settings::read_env(params::Id::kRank, nullptr);
+  return v.set ? static_cast<int>(v.integer) : static_cast<int>(getpid());
 }
 
 void Net::report_stats() {
@@ -70,20 +92,21 @@ void Net::report_stats() {
   policy::Stats::DecodeCounters d = stats_->decode_totals();
   if (t.messages == 0 && t.raw_total() == 0 && d.messages == 0) return;
   SQ_INFO(kSubsysNet, "%s", stats_->summary_line().c_str());
-  const char* path = getenv(policy::kStatsEnv);
-  if (path != nullptr && *path != '\0') {
+  const params::Value path = params::Settings::read_env(params::Id::kStats, nullptr);
+  if (path.set) {
     std::string error;
-    if (!stats_->write_json(path, rank_from_env(), &error)) SQ_WARN("statistics: %s", error.c_str());
+    if (!stats_->write_json(path.text, rank_now(), &error)) SQ_WARN("statistics: %s", error.c_str());
   }
 }
 
 nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetContext** ctx) {
   set_logger(log);
   std::lock_guard<std::mutex> lock(mu_);
+  if (nccl_result_t r = load_settings_locked(); r != kNcclSuccess) return r;
   if (nccl_result_t r = load_policy_locked(); r != kNcclSuccess) return r;
   if (!transport_) {
     std::string why;
-    transport_ = make_transport(&why);
+    transport_ = make_transport(settings_, &why);
     if (!transport_) {
       SQ_WARN("%s", why.c_str());
       return kNcclInvalidUsage;
@@ -91,7 +114,11 @@ nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetCon
     const auto& devs = transport_->devices();
     if (devs.empty()) {
       transport_.reset();
-      SQ_WARN("no usable network interface found (set SQUEEZE_SOCKET_IFNAME or NCCL_SOCKET_IFNAME)");
+      if (settings_.is_set(params::Id::kSocketIfname))
+        SQ_WARN("no usable network interface matches %s='%s'", settings_.source(params::Id::kSocketIfname),
+                settings_.text(params::Id::kSocketIfname).c_str());
+      else
+        SQ_WARN("no usable network interface found (set SQUEEZE_SOCKET_IFNAME or NCCL_SOCKET_IFNAME)");
       return kNcclSystemError;
     }
     std::string list;
@@ -103,12 +130,8 @@ nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetCon
   if (!gpu_staging_decided_) {
     gpu_staging_decided_ = true;
     std::string why;
-    bool bad_value = false;
-    gpu_staging_ = decide_gpu_staging(&why, &bad_value);
-    if (bad_value)
-      SQ_WARN("%s", why.c_str());
-    else
-      SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging %s", why.c_str());
+    gpu_staging_ = decide_gpu_staging(settings_.flag(params::Id::kGpuStaging), &why);
+    SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging %s", why.c_str());
     if (gpu_staging_) {
       std::string staged;
       for (std::size_t i = 0; i < transport_->devices().size(); ++i)

@@ -12,6 +12,7 @@
 #include "plugin/policy/policy.h"
 #include "plugin/policy/stats.h"
 #include "plugin/nccl/net_abi.h"
+#include "plugin/params/params.h"
 #include "transport/transport.h"
 
 namespace squeeze::plugin {
@@ -58,6 +59,7 @@ class Net {
 
  private:
   Net() = default;
+  nccl_result_t load_settings_locked();
   nccl_result_t load_policy_locked();
   nccl_result_t register_region(void* comm, const transport::MemoryDesc& mem, void** mhandle);
   // GPU staging (SQUEEZE_GPU_STAGING=1): devices whose transport cannot reach GPU memory get
@@ -69,6 +71,8 @@ class Net {
   nccl_result_t test_send(SendComm* c, Request* r, int* done, int* sizes);
   nccl_result_t test_recv(RecvComm* c, Request* r, int* done, int* sizes);
   nccl_result_t test_flush(RecvComm* c, Request* r, int* done);
+  params::Settings settings_;  // read from the environment at the first init
+  bool settings_loaded_ = false;
   std::shared_ptr<const policy::Policy> policy_;
   std::unique_ptr<policy::Stats> stats_;
   std::unique_ptr<PaysController> pays_;

@@ -8,9 +8,10 @@
 #include <string>
 
 #include "plugin/log.h"
-#include "transport/env_int.h"
 
 namespace squeeze::plugin {
+
+static_assert(params::spec(params::Id::kThreads).hi == WorkerPool::kMaxThreads);
 
 WorkerPool::WorkerPool(int threads) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
@@ -66,20 +67,15 @@ int WorkerPool::usable_cores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-int WorkerPool::configured_threads() {
-  int n = -1;  // stays -1 when SQUEEZE_THREADS is unset or empty
-  if (std::string bad = transport::env_int("SQUEEZE_THREADS", 0, kMaxThreads, &n); !bad.empty()) {
-    SQ_WARN("%s (a count of codec threads); using the default", bad.c_str());
-  } else if (n >= 0) {
-    return n;
-  }
+int WorkerPool::configured_threads(const params::Settings& settings) {
+  if (settings.is_set(params::Id::kThreads)) return static_cast<int>(settings.integer(params::Id::kThreads));
   int cores = usable_cores();
   // Ranks of one host that no launcher bound to cores of their own (torchrun's default) each
   // see every core. Masks that cannot be disjoint, ranks x cores above the host's count,
   // must overlap: each rank then counts its share, lest R ranks start R times the workers
   // the host has room for (two ranks on two cores, one worker each: 1.58x at 10 Gbit/s
   // instead of 2.15x, perf/RESULTS.md).
-  const int ranks = local_ranks();
+  const auto ranks = static_cast<int>(settings.integer(params::Id::kLocalRanks));
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   if (ranks > 1 && online > 0 && static_cast<long>(cores) * ranks > online) cores = std::max(1, cores / ranks);
   // One core: a worker could only take turns with the progress thread on it, and each turn
@@ -88,12 +84,11 @@ int WorkerPool::configured_threads() {
   return std::clamp(cores / 2, 1, 8);
 }
 
-int WorkerPool::local_ranks() {
-  for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
-    if (int n = 0; transport::env_int(name, 1, 4096, &n).empty() && n > 0) return n;  // a bad value: the next
-  }
-  return 1;
-}
+namespace {
+std::atomic<int> g_shared_threads{-1};  // -1: not set; the table's defaults decide
+}  // namespace
+
+void WorkerPool::set_shared_threads(int threads) { g_shared_threads.store(threads); }
 
 WorkerPool& WorkerPool::shared() {
   // Never destroyed: jobs may still reference comms while the process exits. A child made
@@ -107,7 +102,10 @@ WorkerPool& WorkerPool::shared() {
   std::lock_guard<std::mutex> lock(create_mu);
   p = pool.load(std::memory_order_acquire);
   if (p == nullptr || owner.load() != getpid()) {
-    p = new WorkerPool(configured_threads());
+    const int n = g_shared_threads.load();
+    p = new WorkerPool(n >= 0 ? n : configured_threads(params::Settings::from([](const char*) -> const char* {
+      return nullptr;
+    })));
     owner.store(getpid());
     pool.store(p, std::memory_order_release);
   }

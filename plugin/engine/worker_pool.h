@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "plugin/params/params.h"
+
 namespace squeeze::plugin {
 
 class WorkerPool {
@@ -27,17 +29,17 @@ class WorkerPool {
   bool try_run_one();
   int threads() const { return static_cast<int>(threads_.size()); }
 
-  // Process-wide pool, sized by configured_threads(), created on first use (not at init:
-  // threads that exist when an application forks can leave allocator locks held in the child).
+  // Process-wide pool, sized by set_shared_threads() (the plugin's init), created on first use
+  // (not at init: threads that exist when an application forks can leave allocator locks
+  // held in the child).
   static WorkerPool& shared();
+  static void set_shared_threads(int threads);
   // SQUEEZE_THREADS (0..kMaxThreads), else half the cores this process may run on, 1 to 8,
   // and none on a single core. With none, every job runs on a thread that waits for it
-  // (try_run_one from test(), or a comm's close). Where local_ranks() ranks cannot all have
-  // cores of their own (ranks x cores > the host's), the cores are this rank's share.
-  static int configured_threads();
-  // Ranks on this host as the launcher says: LOCAL_WORLD_SIZE (torchrun),
-  // OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI), MPI_LOCALNRANKS (MPICH); 1 when none does.
-  static int local_ranks();
+  // (try_run_one from test(), or a comm's close). Where the host's ranks (LOCAL_WORLD_SIZE
+  // and its fallbacks) cannot all have cores of their own (ranks x cores > the host's), the
+  // cores are this rank's share.
+  static int configured_threads(const params::Settings& settings);
   static constexpr int kMaxThreads = 64;
   // Cores in this process's CPU affinity mask (a job pinned by taskset, numactl or a
   // launcher gets what it was given, not the machine's count).

@@ -49,10 +49,6 @@ std::shared_ptr<const Policy> load_policy(const char* path, std::string* error) 
   return p;
 }
 
-std::shared_ptr<const Policy> load_policy_from_env(std::string* error) {
-  return load_policy(std::getenv(kPolicyEnv), error);
-}
-
 void set_active_policy(std::shared_ptr<const Policy> p) {
   std::lock_guard<std::mutex> lock(g_active_mu);
   g_active = std::move(p);

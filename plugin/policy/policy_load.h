@@ -1,4 +1,4 @@
-// Where the running policy comes from: the file named by SQUEEZE_POLICY, or the built-in
+// Where the running policy comes from: the file SQUEEZE_POLICY names, or the built-in
 // default (config/default.json, compiled in). An invalid policy is an error that must stop the
 // plugin: never run a policy the user did not mean.
 #pragma once
@@ -11,8 +11,6 @@
 
 namespace squeeze::policy {
 
-inline constexpr const char* kPolicyEnv = "SQUEEZE_POLICY";
-
 // The built-in default policy's text (identical to config/default.json).
 std::string_view default_policy_text();
 
@@ -20,8 +18,6 @@ std::string_view default_policy_text();
 // failure returns nullptr and sets *error to one line per problem, each
 // "policy <file>: <json-pointer>: <reason>".
 std::shared_ptr<const Policy> load_policy(const char* path, std::string* error);
-// load_policy(getenv("SQUEEZE_POLICY"), error).
-std::shared_ptr<const Policy> load_policy_from_env(std::string* error);
 
 // The policy the running plugin uses, published by the net plugin's init so the tuner (which
 // NCCL initialises later, from the same library) sees the same one. nullptr until published.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "plugin/params/params.h"
 #include "plugin/policy/names.h"
 #include "plugin/profiler/comm_registry.h"
 #include "plugin/profiler/net_query.h"
@@ -28,8 +29,9 @@ nccl_result_t ChainProfiler::init(void** context, uint64_t comm_hash, int* mask,
                                   int nranks, int rank, nccl_logger_t log) {
   if (context != nullptr) *context = nullptr;
   if (context == nullptr || mask == nullptr) return kNcclInvalidArgument;
-  const char* env = std::getenv(kProfilerEnv);
-  bool off = env != nullptr && (std::strcmp(env, "0") == 0 || std::strcmp(env, "off") == 0);
+  std::string problem;  // a bad value also stops the net plugin's init, which says so
+  const params::Value env = params::Settings::read_env(params::Id::kProfiler, &problem);
+  const bool off = env.set && env.integer == 0;
   CommInfo info;
   info.comm_hash = comm_hash;
   info.name = comm_name != nullptr ? comm_name : "";
@@ -43,7 +45,8 @@ nccl_result_t ChainProfiler::init(void** context, uint64_t comm_hash, int* mask,
   if (log != nullptr && !logged_active_.exchange(true)) {
     if (off) {
       log(kLogInfo, kSubsysInit, __FILE__, __LINE__,
-          "Squeeze profiler: %s=%s, no events requested: every message's dtype is \"unknown\"", kProfilerEnv, env);
+          "Squeeze profiler: %s=%s, no events requested: every message's dtype is \"unknown\"", env.from,
+          env.text.c_str());
     } else {
       log(kLogInfo, kSubsysInit, __FILE__, __LINE__,
           "Squeeze profiler v5: active; recovers the collective, dtype and count of each network message");

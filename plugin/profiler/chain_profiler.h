@@ -26,7 +26,7 @@
 
 namespace squeeze::profiler {
 
-inline constexpr const char* kProfilerEnv = "SQUEEZE_PROFILER";  // "0" or "off": request no events
+// SQUEEZE_PROFILER (plugin/params): off requests no events.
 
 class ChainProfiler {
  public:

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "plugin/engine/dedupe_gate.h"
 #include "plugin/engine/describe.h"
@@ -281,6 +283,16 @@ TEST(DedupeGate, AStreamWhoseRowsDoNotRepeatSkipsDedupeAndProbesAgain) {
   EXPECT_TRUE(g.open());
 }
 
+// Settings as a process with exactly these variables would read them.
+params::Settings settings(std::initializer_list<std::pair<const char*, const char*>> env) {
+  std::vector<std::pair<std::string, std::string>> vars(env.begin(), env.end());
+  return params::Settings::from([vars](const char* name) -> const char* {
+    for (const auto& [k, v] : vars)
+      if (k == name) return v.c_str();
+    return nullptr;
+  });
+}
+
 TEST(WorkerPool, CountsTheCoresOfItsAffinityMask) {
   cpu_set_t saved;
   ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
@@ -296,61 +308,49 @@ TEST(WorkerPool, CountsTheCoresOfItsAffinityMask) {
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
   EXPECT_EQ(WorkerPool::usable_cores(), 1) << "pinned to one core (taskset -c N)";
-  if (getenv("SQUEEZE_THREADS") == nullptr) {
-    EXPECT_EQ(WorkerPool::configured_threads(), 0) << "one core: the progress thread runs the codec jobs itself";
-  }
+  EXPECT_EQ(WorkerPool::configured_threads(settings({})), 0)
+      << "one core: the progress thread runs the codec jobs itself";
   ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
 }
 
-TEST(WorkerPool, SqueezeThreadsSetsTheCountAndNonsenseFallsBackToTheDefault) {
-  const char* saved = getenv("SQUEEZE_THREADS");
-  const std::string keep = saved != nullptr ? saved : "";
-  unsetenv("SQUEEZE_THREADS");
-  const int by_cores = WorkerPool::configured_threads();
-  setenv("SQUEEZE_THREADS", "0", 1);
-  EXPECT_EQ(WorkerPool::configured_threads(), 0);
-  setenv("SQUEEZE_THREADS", "3", 1);
-  EXPECT_EQ(WorkerPool::configured_threads(), 3);
+TEST(WorkerPool, SqueezeThreadsSetsTheCount) {
+  EXPECT_EQ(WorkerPool::configured_threads(settings({{"SQUEEZE_THREADS", "0"}})), 0);
+  EXPECT_EQ(WorkerPool::configured_threads(settings({{"SQUEEZE_THREADS", "3"}})), 3);
+  // A bad value is the parameter table's error (init refuses it); the count is the default.
+  const int by_cores = WorkerPool::configured_threads(settings({}));
   for (const char* bad : {"three", "2x", "-1", "100000"}) {
-    setenv("SQUEEZE_THREADS", bad, 1);
-    EXPECT_EQ(WorkerPool::configured_threads(), by_cores) << bad;
+    const params::Settings st = settings({{"SQUEEZE_THREADS", bad}});
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(WorkerPool::configured_threads(st), by_cores) << bad;
   }
-  if (saved != nullptr) setenv("SQUEEZE_THREADS", keep.c_str(), 1);
-  else unsetenv("SQUEEZE_THREADS");
 }
 
 // Ranks that share a host's cores each size their pool by their share of them.
 TEST(WorkerPool, RanksThatShareTheHostsCoresSplitThem) {
-  const char* keep_threads = getenv("SQUEEZE_THREADS");
-  const char* keep_local = getenv("LOCAL_WORLD_SIZE");
-  const std::string threads = keep_threads != nullptr ? keep_threads : "", local = keep_local != nullptr ? keep_local : "";
-  unsetenv("SQUEEZE_THREADS");
-  unsetenv("LOCAL_WORLD_SIZE");
   const int cores = WorkerPool::usable_cores();
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  const int alone = WorkerPool::configured_threads();
-  EXPECT_EQ(WorkerPool::local_ranks(), 1);
-  setenv("LOCAL_WORLD_SIZE", "1", 1);
-  EXPECT_EQ(WorkerPool::configured_threads(), alone) << "one rank: the whole mask";
-  const int ranks = static_cast<int>(online) + 1;  // cannot have disjoint masks of >= 1 core
-  setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
-  EXPECT_EQ(WorkerPool::local_ranks(), ranks);
-  EXPECT_EQ(WorkerPool::configured_threads(), 0) << "under one core each: the progress threads run the jobs";
+  const int alone = WorkerPool::configured_threads(settings({}));
+  EXPECT_EQ(settings({}).integer(params::Id::kLocalRanks), 1);
+  EXPECT_EQ(WorkerPool::configured_threads(settings({{"LOCAL_WORLD_SIZE", "1"}})), alone)
+      << "one rank: the whole mask";
+  const std::string ranks = std::to_string(online + 1);  // cannot have disjoint masks of >= 1 core
+  EXPECT_EQ(WorkerPool::configured_threads(settings({{"LOCAL_WORLD_SIZE", ranks.c_str()}})), 0)
+      << "under one core each: the progress threads run the jobs";
+  EXPECT_EQ(WorkerPool::configured_threads(settings({{"OMPI_COMM_WORLD_LOCAL_SIZE", ranks.c_str()}})), 0)
+      << "Open MPI's variable counts too";
   if (cores >= 4 && 2L * cores > online) {
-    setenv("LOCAL_WORLD_SIZE", "2", 1);
-    EXPECT_EQ(WorkerPool::configured_threads(), std::clamp(cores / 4, 1, 8)) << "half the cores each";
+    EXPECT_EQ(WorkerPool::configured_threads(settings({{"LOCAL_WORLD_SIZE", "2"}})), std::clamp(cores / 4, 1, 8))
+        << "half the cores each";
   }
   for (const char* bad : {"0", "two", "-2", ""}) {
-    setenv("LOCAL_WORLD_SIZE", bad, 1);
-    EXPECT_EQ(WorkerPool::local_ranks(), 1) << "'" << bad << "' says nothing";
+    const params::Settings st = settings({{"LOCAL_WORLD_SIZE", bad}});
+    EXPECT_TRUE(st.ok()) << "a launcher's variable is not ours to refuse";
+    EXPECT_EQ(st.integer(params::Id::kLocalRanks), 1) << "'" << bad << "' says nothing";
   }
-  setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
-  setenv("SQUEEZE_THREADS", "3", 1);
-  EXPECT_EQ(WorkerPool::configured_threads(), 3) << "SQUEEZE_THREADS wins";
-  if (keep_threads != nullptr) setenv("SQUEEZE_THREADS", threads.c_str(), 1);
-  else unsetenv("SQUEEZE_THREADS");
-  if (keep_local != nullptr) setenv("LOCAL_WORLD_SIZE", local.c_str(), 1);
-  else unsetenv("LOCAL_WORLD_SIZE");
+  EXPECT_EQ(WorkerPool::configured_threads(
+                settings({{"LOCAL_WORLD_SIZE", ranks.c_str()}, {"SQUEEZE_THREADS", "3"}})),
+            3)
+      << "SQUEEZE_THREADS wins";
 }
 
 TEST(WorkerPool, WithoutThreadsJobsRunOnlyOnTheThreadThatAsks) {

@@ -483,11 +483,11 @@ TEST_F(ChainTest, ManyThreadsEachGetTheirOwnAnswers) {
 
 TEST(ChainProfiler, OffSwitchRequestsNoEvents) {
   nccl_profiler_v5 t = profiler::profiler_v5_table();
-  ::setenv(profiler::kProfilerEnv, "off", 1);
+  ::setenv("SQUEEZE_PROFILER", "off", 1);
   void* ctx = nullptr;
   int mask = -1;
   EXPECT_EQ(t.init(&ctx, 77, &mask, nullptr, 1, 2, 0, nullptr), kNcclSuccess);
-  ::unsetenv(profiler::kProfilerEnv);
+  ::unsetenv("SQUEEZE_PROFILER");
   EXPECT_EQ(mask, 0);
   profiler::CommInfo info;
   EXPECT_TRUE(profiler::lookup_comm(77, &info));  // still known to the engine and tuner

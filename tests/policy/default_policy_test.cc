@@ -29,18 +29,14 @@ TEST(DefaultPolicy, IsValidAndBitExact) {
   EXPECT_FALSE(p->default_action().lossy());
 }
 
-TEST(DefaultPolicy, EnvironmentSelectsTheFile) {
+TEST(DefaultPolicy, PathSelectsTheFile) {
   std::string error;
-  ::setenv(kPolicyEnv, (std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json").c_str(), 1);
-  auto p = load_policy_from_env(&error);
-  ::unsetenv(kPolicyEnv);
+  auto p = load_policy((std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json").c_str(), &error);
   ASSERT_NE(p, nullptr) << error;
   EXPECT_TRUE(p->rules().empty());
-  ::setenv(kPolicyEnv, "/nonexistent/policy.json", 1);
-  EXPECT_EQ(load_policy_from_env(&error), nullptr);
-  ::unsetenv(kPolicyEnv);
+  EXPECT_EQ(load_policy("/nonexistent/policy.json", &error), nullptr);
   EXPECT_EQ(error, "policy /nonexistent/policy.json: cannot open: No such file or directory");
-  auto d = load_policy_from_env(&error);  // unset: the default
+  auto d = load_policy("", &error);  // unset: the default
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->source(), "(built-in default)");
 }
