@@ -19,7 +19,21 @@ inline bool is_float(Dtype d) { return d != Dtype::kBytes; }
 enum class CodecId : uint8_t { kStored = 0, kQuantize = 1, kThreshold = 2, kLossless = 3, kCast = 4 };
 const char* codec_name(CodecId c);           // "stored", "quantize", "threshold", "lossless", "cast"
 bool parse_codec(std::string_view s, CodecId* out);
-inline bool is_lossy(CodecId c) { return c == CodecId::kQuantize || c == CodecId::kThreshold || c == CodecId::kCast; }
+
+// What the layers above need to know of a codec, so that they never branch on its id.
+struct CodecTraits {
+  bool lossy = false;          // changes values, within a bound its parameters state
+  bool stateful = false;       // keeps per-stream state between messages (ThresholdState):
+                               // a stream's encodes must run one at a time, in order
+  bool row_dedupe = false;     // may send each distinct row once (QuantizeParams::dedupe_rows)
+  bool float32_only = false;   // applies to float32 data only (cast narrows float32)
+  uint8_t bytes_as_words = 0;  // data of unknown type is coded as words of this many bytes when
+                               // they divide it (lossless: float byte planes, exact for any
+                               // bytes); 0: as bytes
+};
+// The traits of c (all false for an id this build does not know).
+const CodecTraits& codec_traits(CodecId c);
+inline bool is_lossy(CodecId c) { return codec_traits(c).lossy; }
 
 enum class BoundMode : uint8_t { kAbs = 0, kRel = 1, kRelRow = 2 };  // rel: to the message's value range
 

@@ -52,6 +52,20 @@ bool parse_dtype(std::string_view s, Dtype* out) {
   return false;
 }
 
+const CodecTraits& codec_traits(CodecId c) {
+  static constexpr CodecTraits kNone{};
+  static constexpr std::array<CodecTraits, 5> kTraits = {{
+      {},                                                 // stored
+      {.lossy = true, .row_dedupe = true},                // quantize
+      {.lossy = true, .stateful = true},                  // threshold
+      {.bytes_as_words = 4},                              // lossless
+      {.lossy = true, .float32_only = true},              // cast
+  }};
+  static_assert(kTraits.size() == kCodecNames.size());
+  const auto i = static_cast<std::size_t>(c);
+  return i < kTraits.size() ? kTraits[i] : kNone;
+}
+
 const char* codec_name(CodecId c) {
   const auto i = static_cast<std::size_t>(c);
   return i < kCodecNames.size() ? kCodecNames[i] : "unknown";

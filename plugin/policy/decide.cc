@@ -84,7 +84,7 @@ Decision Policy::apply(const Action& a, int32_t rule, const MessageMeta& m, Data
   if (compress::is_lossy(a.params.codec)) {
     bool ok = lossy_capable(effective);
     // cast narrows float32 only.
-    if (a.params.codec == compress::CodecId::kCast) ok = effective == DataType::kFloat32;
+    if (compress::codec_traits(a.params.codec).float32_only) ok = effective == DataType::kFloat32;
     if (!ok) {
       if (a.fallback == Fallback::kRaw) {
         d.raw_reason = RawReason::kDtype;
