@@ -15,21 +15,9 @@
 #include "compress/codec.h"
 #include "plugin/policy/message_meta.h"
 #include "plugin/policy/policy.h"
+#include "plugin/policy/raw_cause.h"
 
 namespace squeeze::policy {
-
-// Why a message went raw. The first three come from Decision::raw_reason.
-enum class RawCause : uint8_t {
-  kPolicy = 0,  // the rule or the default says raw
-  kProtocol,    // LL/LL128
-  kDtype,       // lossy codec, non-float dtype, fallback raw
-  kNotWorthIt,  // the engine judged compression would not pay
-  kFailed,      // encoding failed or had no room; sent raw instead
-  kDeviceMemory,  // the buffer is GPU memory, which the CPU codecs cannot read
-};
-inline constexpr int kNumRawCauses = 6;
-const char* raw_cause_name(RawCause c);
-RawCause raw_cause(RawReason r);  // kNone maps to kPolicy
 
 inline constexpr int kNumCodecs = 5;  // compress::CodecId values
 

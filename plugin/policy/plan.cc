@@ -1,0 +1,79 @@
+#include "plugin/policy/plan.h"
+
+namespace squeeze::policy {
+
+double ring_hop_share(int32_t nranks) { return nranks > 2 ? 1.0 / (nranks - 1) : 1.0; }
+
+// NCCL 2.28.9: ring all-reduce sends 2(n-1) chunks per loop, each chunk ALLREDUCE_CHUNKSTEPS=4
+// NCCL steps posted as isends of ALLREDUCE_SLICESTEPS=2 steps, and the profiler's step counts
+// isends; the first n-1 chunks of each loop are partial sums, the last n-1 carry final values
+// (all-gather).
+bool ring_allreduce_partial_sum(int32_t step, int32_t nranks) {
+  if (step < 0 || nranks < 2) return false;
+  return (step * 2 / 4) % (2 * (nranks - 1)) < nranks - 1;
+}
+
+namespace {
+
+Plan raw(Plan p, RawCause why) {
+  p.compress = false;
+  p.raw_cause = why;
+  return p;
+}
+
+}  // namespace
+
+Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool has_data,
+                  PlanHooks* hooks) {
+  const Decision d = policy.decide(m);
+  Plan p;
+  p.stats_slot = policy.stats_slot(d);
+  p.rule = d.rule;
+  p.collective = m.collective;
+  if (path == Path::kDevice) return raw(p, RawCause::kDeviceMemory);
+
+  const compress::CodecParams* params = d.params;
+  compress::Dtype dtype = d.codec_dtype;
+  bool lossy = d.lossy;
+  if (d.lossy && m.collective == Collective::kAllReduce) {
+    p.hop_share = ring_hop_share(m.nranks);
+    // Only partial sums may be lossy under bitwise consistency; final values travel exactly,
+    // so every rank ends with the owner's bits. An unknown position is not lossy.
+    if (d.action->consistency == Consistency::kBitwise &&
+        !(m.algo == Algo::kRing && ring_allreduce_partial_sum(m.step, m.nranks))) {
+      lossy = false;
+      if (d.action->fallback == Fallback::kLossless) {
+        params = &d.action->fallback_params;
+        dtype = compress::Dtype::kBytes;
+      } else {
+        params = nullptr;
+      }
+    }
+  }
+  if (params == nullptr) return raw(p, raw_cause(d.raw_reason));
+
+  const compress::CodecTraits& traits = compress::codec_traits(params->codec);
+  if (dtype == compress::Dtype::kBytes && traits.bytes_as_words != 0 &&
+      m.bytes % traits.bytes_as_words == 0)
+    dtype = compress::Dtype::kFloat32;  // the only 4-byte word the codecs know
+  const std::size_t elem = compress::dtype_size(dtype);
+  if (elem == 0 || m.bytes % elem != 0 || !has_data || m.bytes == 0)
+    return raw(p, RawCause::kDtype);
+  if (path == Path::kHost && hooks != nullptr && !hooks->pays(params->codec, m.bytes))
+    return raw(p, RawCause::kNotWorthIt);
+
+  p.compress = true;
+  p.lossy = lossy;
+  p.params = *params;
+  p.dtype = dtype;
+  p.count = m.bytes / elem;
+  p.stream = {d.rule, p.count};
+  const uint64_t index = hooks != nullptr ? hooks->stream_message(p.stream) : 0;
+  p.params.quantize.error_bound *=
+      d.eb_multiplier * p.hop_share * schedule_multiplier(d.action->schedule, index);
+  if (traits.row_dedupe && p.params.quantize.dedupe_rows && path == Path::kHost && hooks != nullptr)
+    p.params.quantize.dedupe_rows = hooks->dedupe_open(p.stream);
+  return p;
+}
+
+}  // namespace squeeze::policy

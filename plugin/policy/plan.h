@@ -1,0 +1,85 @@
+// The one decision for a message: given what the engine knows of it (MessageMeta), the
+// policy, where its bytes are, the stream it belongs to and whether coding pays on the link,
+// what to send: raw (and why) or a codec with its parameters and the error bound this message
+// may add. The net path (ring, all-to-all, send/recv), the collective network and the perf
+// tools' expectations all ask this function, so a rule means the same on every path.
+//
+// The rules no policy can change are in Policy::decide (LL/LL128 raw, lossy only on float data
+// of a known or assumed dtype). This adds what depends on the path and the collective:
+// - an all-reduce in NCCL's ring re-sends partial sums n-1 times, so each lossy hop gets
+//   1/(n-1) of the rule's bound;
+// - bitwise consistency (the default) keeps every rank's result identical: only the
+//   reduce-scatter half (partial sums) may be lossy on the ring; the all-gather half goes
+//   lossless or raw, so every rank ends with the owner's bits;
+// - data of unknown type is coded as words where the codec prefers it;
+// - on host memory the CPU codecs run only where they pay on the measured link (the gate);
+// - a stream's error-bound schedule and row-dedupe gate.
+#pragma once
+
+#include <cstdint>
+
+#include "compress/codec.h"
+#include "plugin/policy/message_meta.h"
+#include "plugin/policy/policy.h"
+#include "plugin/policy/raw_cause.h"
+
+namespace squeeze::policy {
+
+// Where the message's bytes are and who codes them.
+enum class Path : uint8_t {
+  kHost,       // host memory, CPU codecs (the pays gate judges them)
+  kGpuStaged,  // GPU memory staged through the host, GPU codecs (a frame that is not smaller
+               // goes raw instead; the gate, which models the CPU pool, does not judge them)
+  kDevice,     // GPU memory the CPU cannot read and nothing stages (GPUDirect): raw
+};
+
+// A stream: the messages of one rule with one element count (in practice one tensor).
+struct StreamKey {
+  int32_t rule = -1;
+  uint64_t count = 0;
+  auto operator<=>(const StreamKey&) const = default;
+};
+
+// What the engine tells plan_message() about the state it keeps.
+class PlanHooks {
+ public:
+  // The index of a message that will be coded in its stream; counts the message.
+  virtual uint64_t stream_message(const StreamKey& key) = 0;
+  // Whether the stream's row-dedupe gate lets this message dedupe (asked only for host
+  // messages whose rule asks for row dedupe; the GPU codec always dedupes).
+  virtual bool dedupe_open(const StreamKey& key) = 0;
+  // Whether coding `bytes` with `codec` pays on this link now (the engine's pays controller;
+  // it may count the message). Asked for kHost messages only.
+  virtual bool pays(compress::CodecId codec, uint64_t bytes) = 0;
+
+ protected:
+  ~PlanHooks() = default;
+};
+
+struct Plan {
+  bool compress = false;
+  int stats_slot = -1;  // Policy::stats_slot of the deciding rule
+  int32_t rule = -1;    // -1: the default action
+  Collective collective = Collective::kUnknown;
+  RawCause raw_cause = RawCause::kPolicy;  // when !compress
+  // When compress:
+  compress::CodecParams params;  // the rule's, with the error bound scaled for this message
+  compress::Dtype dtype = compress::Dtype::kBytes;
+  uint64_t count = 0;        // elements of dtype
+  StreamKey stream;
+  bool lossy = false;
+  double hop_share = 1.0;    // the share of the rule's bound this hop may add (ring all-reduce)
+};
+
+// Share of an all-reduce's bound that each lossy ring hop gets: 1/(n-1) for n > 2, else 1.
+double ring_hop_share(int32_t nranks);
+// True when message `step` of a ring all-reduce proxy op carries a partial sum (the
+// reduce-scatter half), as NCCL 2.28 posts them (see plan.cc).
+bool ring_allreduce_partial_sum(int32_t step, int32_t nranks);
+
+// The decision for a message of m.bytes bytes. `has_data`: the caller has its address (a
+// null buffer is never coded). `hooks` may be null: no streams, and coding always pays.
+Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool has_data,
+                  PlanHooks* hooks);
+
+}  // namespace squeeze::policy
