@@ -1,8 +1,6 @@
 #include "plugin/engine/describe.h"
 
-#include "plugin/engine/net.h"
 #include "plugin/log.h"
-#include "plugin/profiler/comm_registry.h"
 #include "plugin/profiler/net_query.h"
 
 namespace squeeze::plugin {
@@ -46,48 +44,41 @@ Algo algo_from_index(int algo) {
   return static_cast<Algo>(algo + 1);
 }
 
-Proto proto_from_registration(const CommBase& comm, const MemRegion* mr) {
+Proto proto_from_registration(int registrations, const MemRegion* mr) {
   if (mr == nullptr) return Proto::kUnknown;
-  if (comm.next_reg_index == 1) return Proto::kSimple;
-  if (comm.next_reg_index == 3) return proto_from_index(mr->reg_index);
+  if (registrations == 1) return Proto::kSimple;
+  if (registrations == 3) return proto_from_index(mr->reg_index);
   return Proto::kUnknown;
 }
 
-void resolve_comm_name(CommBase& comm) {
-  if (comm.comm_match_ready || comm.ctx == nullptr || comm.ctx->comm_id == 0) return;
-  const policy::Policy* pol = Net::instance().policy();
-  profiler::CommInfo info;
-  if (pol == nullptr || !profiler::lookup_comm(comm.ctx->comm_id, &info)) return;  // try again later
-  comm.comm_match = std::make_unique<policy::CommMatch>(pol->resolve_comm(info.name));
-  comm.comm_match_ready = true;
-}
-
-policy::MessageMeta describe_message(const CommBase& comm, const Request& req, const MemRegion* mr,
-                                     std::size_t bytes, void* phandle, bool is_send) {
+policy::MessageMeta describe_message(CommBase& comm, const MemRegion* mr, std::size_t bytes, void* phandle,
+                                     bool is_send) {
   policy::MessageMeta m;
   m.is_send = is_send;
   m.bytes = bytes;
-  int func = single_bit(req.op);
+  const NetContext* ctx = comm.ctx();
+  const NetAttr attr = ctx != nullptr ? ctx->attr : NetAttr{};
+  int func = single_bit(attr.op);
   m.collective = collective_from_func(func);
   // For point-to-point APIs NCCL leaves algo/proto from an earlier collective: ignore them.
   bool p2p = func >= 5;
-  Proto from_attr = p2p ? Proto::kUnknown : proto_from_index(single_bit(req.proto));
-  Proto from_reg = proto_from_registration(comm, mr);
+  Proto from_attr = p2p ? Proto::kUnknown : proto_from_index(single_bit(attr.proto));
+  Proto from_reg = proto_from_registration(comm.registrations(), mr);
   // Both sources must agree where both speak; either alone is enough.
   if (from_attr != Proto::kUnknown && from_reg != Proto::kUnknown)
     m.proto = from_attr == from_reg ? from_attr : Proto::kUnknown;
   else
     m.proto = from_attr != Proto::kUnknown ? from_attr : from_reg;
-  if (!p2p) m.algo = algo_from_index(single_bit(req.algo));
+  if (!p2p) m.algo = algo_from_index(single_bit(attr.algo));
   bool answered = false;
-  if (comm.ctx != nullptr && comm.ctx->prof != nullptr && phandle != nullptr)
-    answered = profiler::query_message_meta(comm.ctx->prof, phandle, &m);
+  if (ctx != nullptr && ctx->prof != nullptr && phandle != nullptr)
+    answered = profiler::query_message_meta(ctx->prof, phandle, &m);
   if (!answered)
     profiler::log_chain_unavailable_once(
         current_logger(), phandle == nullptr ? "NCCL passed no profiler handle (net API older than v10)"
                                              : "NCCL's profiler chain did not answer: another profiler plugin is loaded, "
                                                "NCCL_PROFILER_PLUGIN=none, or libnccl-profiler.so was found first");
-  if (comm.comm_match_ready) m.comm = comm.comm_match.get();
+  m.comm = comm.comm_match();
   return m;
 }
 

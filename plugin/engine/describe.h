@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "plugin/engine/objects.h"
+#include "plugin/engine/comm_base.h"
 #include "plugin/policy/message_meta.h"
 
 namespace squeeze::plugin {
@@ -26,14 +26,12 @@ policy::Algo algo_from_index(int algo);             // NCCL_ALGO_TREE=0, RING=1,
 // The protocol of `mr` on its comm, from the regMr order: a collective connection registers
 // LL, LL128 and SIMPLE buffers in that order; a comm with a single region is point-to-point
 // (SIMPLE only). Anything else is unknown.
-policy::Proto proto_from_registration(const CommBase& comm, const MemRegion* mr);
+policy::Proto proto_from_registration(int registrations, const MemRegion* mr);
 
-// Looks up the communicator's name (known to the profiler once NCCL initialised it, v11 only)
-// and resolves the policy's "comm" patterns against it, once per comm.
-void resolve_comm_name(CommBase& comm);
-
-// Fills everything the engine knows about a message (not the decision).
-policy::MessageMeta describe_message(const CommBase& comm, const Request& req, const MemRegion* mr,
-                                     std::size_t bytes, void* phandle, bool is_send);
+// Fills everything the engine knows about a message (not the decision): the comm's current
+// setNetAttr attributes, the protocol of its buffer, the profiler chain's answer for
+// `phandle`, and the policy's view of the communicator's name.
+policy::MessageMeta describe_message(CommBase& comm, const MemRegion* mr, std::size_t bytes, void* phandle,
+                                     bool is_send);
 
 }  // namespace squeeze::plugin

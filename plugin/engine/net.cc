@@ -3,27 +3,47 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "compress/quantize_simd.h"
-#include "plugin/engine/gpu_staging.h"
+#include "plugin/engine/gpu/staging.h"
+#include "plugin/engine/recv_comm.h"
 #include "plugin/engine/result.h"
-#include "plugin/engine/worker_pool.h"
+#include "plugin/engine/send_comm.h"
 #include "plugin/log.h"
 #include "plugin/policy/policy_load.h"
 #include "transport/registry.h"
 
 namespace squeeze::plugin {
 
+namespace {
+
+struct ListenComm {
+  NetContext* ctx = nullptr;
+  int dev = 0;
+  std::unique_ptr<transport::Listener> t;
+};
+
+// NCCL hands back what we gave it. Comms go out as CommBase*, requests as RequestBase*; the
+// kind tag tells send from receive.
+CommBase* as_comm(void* p, CommKind kind) {
+  auto* c = static_cast<CommBase*>(p);
+  return c != nullptr && c->kind() == kind ? c : nullptr;
+}
+
+// SQUEEZE_STATS and the rank are read when the file is written: a tool may point it
+// elsewhere between runs, or unset it before exit.
+int rank_now() {
+  const params::Value v = params::Settings::read_env(params::Id::kRank, nullptr);
+  return v.set ? static_cast<int>(v.integer) : static_cast<int>(getpid());
+}
+
+}  // namespace
+
 Net& Net::instance() {
   static Net* net = new Net();  // never destroyed: NCCL may call us during process exit
   return *net;
-}
-
-static std::unique_ptr<transport::Transport> make_transport(const params::Settings& st, std::string* why) {
-  return transport::open_transport(st.text(params::Id::kTransport), why);
 }
 
 // Reads every variable of the parameter table once. A bad SQUEEZE_* value stops the plugin,
@@ -49,10 +69,11 @@ nccl_result_t Net::load_settings_locked() {
   return kNcclSuccess;
 }
 
-// Loads SQUEEZE_POLICY (or the built-in default). An invalid policy stops the plugin: it is
-// said on stderr even when NCCL_DEBUG is unset, and through NCCL's logger.
-nccl_result_t Net::load_policy_locked() {
-  if (policy_) return kNcclSuccess;
+// Loads SQUEEZE_POLICY (or the built-in default) and makes the engine around it. An invalid
+// policy stops the plugin: it is said on stderr even when NCCL_DEBUG is unset, and through
+// NCCL's logger.
+nccl_result_t Net::load_engine_locked() {
+  if (engine_.policy) return kNcclSuccess;
   std::string error;
   const std::string& path = settings_.text(params::Id::kPolicy);
   std::shared_ptr<const policy::Policy> p = policy::load_policy(path.c_str(), &error);
@@ -61,103 +82,107 @@ nccl_result_t Net::load_policy_locked() {
     SQ_WARN("refusing to start: invalid policy: %s", error.c_str());
     return kNcclInvalidUsage;
   }
-  policy_ = p;
-  policy::set_active_policy(p);
-  stats_ = policy::Stats::for_policy(*p);
   PaysController::Config pc;
   pc.enabled = settings_.flag(params::Id::kBypass);
   pc.workers = WorkerPool::configured_threads(settings_);
-  pays_ = std::make_unique<PaysController>(pc);
+  engine_.stats = policy::Stats::for_policy(*p);
+  engine_.pays = std::make_unique<PaysController>(pc);
+  engine_.policy = p;
   SQ_INFO(kSubsysInit | kSubsysNet, "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads%s",
           p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS)", pc.workers,
           pc.workers == 0 ? " (codec work runs on the thread that tests the request)" : "");
-  static bool registered = false;
-  if (!registered) {
-    registered = true;
-    atexit([] { Net::instance().report_stats(); });
+  static Net* at_exit = nullptr;  // the statistics are written at exit too
+  if (at_exit == nullptr) {
+    at_exit = this;
+    atexit([] { at_exit->report_stats(); });
   }
   return kNcclSuccess;
 }
 
-// SQUEEZE_STATS and the rank are read when the file is written (a tool may point it elsewhere
-// between runs, or unset it before exit).
-static int rank_now() {
-  const params::Value v = params::Settings::read_env(params::Id::kRank, nullptr);
-  return v.set ? static_cast<int>(v.integer) : static_cast<int>(getpid());
+nccl_result_t Net::open_transport_locked() {
+  if (transport_) return kNcclSuccess;
+  std::string why;
+  transport_ = transport::open_transport(settings_.text(params::Id::kTransport), &why);
+  if (!transport_) {
+    SQ_WARN("%s", why.c_str());
+    return kNcclInvalidUsage;
+  }
+  const auto& devs = transport_->devices();
+  if (devs.empty()) {
+    transport_.reset();
+    if (settings_.is_set(params::Id::kSocketIfname))
+      SQ_WARN("no usable network interface matches %s='%s'", settings_.source(params::Id::kSocketIfname),
+              settings_.text(params::Id::kSocketIfname).c_str());
+    else
+      SQ_WARN("no usable network interface found (set SQUEEZE_SOCKET_IFNAME or NCCL_SOCKET_IFNAME)");
+    return kNcclSystemError;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < devs.size(); ++i)
+    list += " [" + std::to_string(i) + "]" + devs[i].name + ":" + devs[i].address;
+  SQ_INFO(kSubsysInit | kSubsysNet, "Using transport %s (%s); devices:%s", transport_->name(), why.c_str(),
+          list.c_str());
+  return kNcclSuccess;
 }
 
-void Net::report_stats() {
-  if (!stats_) return;
-  policy::Stats::Counters t = stats_->totals();
-  policy::Stats::DecodeCounters d = stats_->decode_totals();
-  if (t.messages == 0 && t.raw_total() == 0 && d.messages == 0) return;
-  SQ_INFO(kSubsysNet, "%s", stats_->summary_line().c_str());
-  const params::Value path = params::Settings::read_env(params::Id::kStats, nullptr);
-  if (path.set) {
-    std::string error;
-    if (!stats_->write_json(path.text, rank_now(), &error)) SQ_WARN("statistics: %s", error.c_str());
-  }
+void Net::decide_gpu_staging_locked() {
+  if (gpu_staging_decided_) return;
+  gpu_staging_decided_ = true;
+  std::string why;
+  gpu_staging_ = decide_gpu_staging(settings_.flag(params::Id::kGpuStaging), &why);
+  SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging %s", why.c_str());
+  if (!gpu_staging_) return;
+  std::string staged;
+  for (std::size_t i = 0; i < transport_->devices().size(); ++i)
+    if (staged_device(static_cast<int>(i))) staged += " " + transport_->devices()[i].name;
+  SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging: declaring NCCL_PTR_CUDA on devices%s",
+          staged.empty() ? ": none (the transport reaches GPU memory itself)" : staged.c_str());
 }
 
 nccl_result_t Net::init(nccl_logger_t log, nccl_profiler_callback_t prof, NetContext** ctx) {
   set_logger(log);
   std::lock_guard<std::mutex> lock(mu_);
   if (nccl_result_t r = load_settings_locked(); r != kNcclSuccess) return r;
-  if (nccl_result_t r = load_policy_locked(); r != kNcclSuccess) return r;
-  if (!transport_) {
-    std::string why;
-    transport_ = make_transport(settings_, &why);
-    if (!transport_) {
-      SQ_WARN("%s", why.c_str());
-      return kNcclInvalidUsage;
-    }
-    const auto& devs = transport_->devices();
-    if (devs.empty()) {
-      transport_.reset();
-      if (settings_.is_set(params::Id::kSocketIfname))
-        SQ_WARN("no usable network interface matches %s='%s'", settings_.source(params::Id::kSocketIfname),
-                settings_.text(params::Id::kSocketIfname).c_str());
-      else
-        SQ_WARN("no usable network interface found (set SQUEEZE_SOCKET_IFNAME or NCCL_SOCKET_IFNAME)");
-      return kNcclSystemError;
-    }
-    std::string list;
-    for (std::size_t i = 0; i < devs.size(); ++i)
-      list += " [" + std::to_string(i) + "]" + devs[i].name + ":" + devs[i].address;
-    SQ_INFO(kSubsysInit | kSubsysNet, "Using transport %s (%s); devices:%s", transport_->name(), why.c_str(),
-            list.c_str());
+  if (nccl_result_t r = load_engine_locked(); r != kNcclSuccess) return r;
+  if (nccl_result_t r = open_transport_locked(); r != kNcclSuccess) return r;
+  decide_gpu_staging_locked();
+  if (ctx == nullptr) {
+    if (prof != nullptr) shared_ctx_.prof = prof;
+    return kNcclSuccess;
   }
-  if (!gpu_staging_decided_) {
-    gpu_staging_decided_ = true;
-    std::string why;
-    gpu_staging_ = decide_gpu_staging(settings_.flag(params::Id::kGpuStaging), &why);
-    SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging %s", why.c_str());
-    if (gpu_staging_) {
-      std::string staged;
-      for (std::size_t i = 0; i < transport_->devices().size(); ++i)
-        if (staged_device(static_cast<int>(i))) staged += " " + transport_->devices()[i].name;
-      SQ_INFO(kSubsysInit | kSubsysNet, "GPU staging: declaring NCCL_PTR_CUDA on devices%s",
-              staged.empty() ? ": none (the transport reaches GPU memory itself)" : staged.c_str());
-    }
-  }
-  default_ctx_.prof = prof != nullptr ? prof : default_ctx_.prof;
-  if (ctx != nullptr) {
-    auto c = std::make_unique<NetContext>();
-    c->prof = prof;
-    *ctx = c.release();
-  }
+  auto c = std::make_unique<NetContext>();
+  c->prof = prof;
+  *ctx = c.release();
   return kNcclSuccess;
 }
 
 nccl_result_t Net::finalize(NetContext* ctx) {
   report_stats();
-  if (ctx != &default_ctx_) delete ctx;
+  if (ctx != &shared_ctx_) delete ctx;
   return kNcclSuccess;
 }
 
-void Net::reset_for_tests() {
+std::shared_ptr<const policy::Policy> Net::policy() const {
   std::lock_guard<std::mutex> lock(mu_);
-  transport_.reset();
+  return engine_.policy;
+}
+
+void Net::report_stats() {
+  const policy::Stats* stats = engine_.stats.get();
+  if (stats == nullptr) return;
+  const policy::Stats::Counters t = stats->totals();
+  const policy::Stats::DecodeCounters d = stats->decode_totals();
+  if (t.messages == 0 && t.raw_total() == 0 && d.messages == 0) return;
+  SQ_INFO(kSubsysNet, "%s", stats->summary_line().c_str());
+  const params::Value path = params::Settings::read_env(params::Id::kStats, nullptr);
+  if (path.set) {
+    std::string error;
+    if (!stats->write_json(path.text, rank_now(), &error)) SQ_WARN("statistics: %s", error.c_str());
+  }
+}
+
+bool Net::valid_device(int dev) const {
+  return transport_ && dev >= 0 && dev < static_cast<int>(transport_->devices().size());
 }
 
 nccl_result_t Net::devices(int* ndev) {
@@ -170,11 +195,11 @@ nccl_result_t Net::devices(int* ndev) {
 }
 
 nccl_result_t Net::properties(int dev, nccl_net_props_v11* p) {
-  if (!transport_ || dev < 0 || dev >= static_cast<int>(transport_->devices().size())) {
+  if (!valid_device(dev)) {
     SQ_WARN("getProperties: no device %d", dev);
     return kNcclInvalidUsage;
   }
-  const transport::DeviceProps& d = transport_->devices()[dev];
+  const transport::DeviceProps& d = transport_->devices()[static_cast<std::size_t>(dev)];
   std::memset(p, 0, sizeof(*p));
   p->name = const_cast<char*>(d.name.c_str());
   p->pciPath = d.pci_path.empty() ? nullptr : const_cast<char*>(d.pci_path.c_str());
@@ -199,33 +224,30 @@ nccl_result_t Net::properties(int dev, nccl_net_props_v11* p) {
 
 nccl_result_t Net::set_attr(NetContext* ctx, const nccl_net_attr_v11* attr) {
   if (ctx == nullptr || attr == nullptr) return kNcclInvalidArgument;
-  ctx->op = attr->op;
-  ctx->algo = attr->algo;
-  ctx->proto = attr->proto;
+  ctx->attr = {attr->op, attr->algo, attr->proto};
   return kNcclSuccess;
 }
 
 nccl_result_t Net::listen(NetContext* ctx, int dev, void* handle, void** listen_comm) {
   if (!transport_) return kNcclInvalidUsage;
   auto l = std::make_unique<ListenComm>();
-  l->ctx = ctx != nullptr ? ctx : &default_ctx_;
+  l->ctx = ctx != nullptr ? ctx : &shared_ctx_;
   l->dev = dev;
   SQ_CHECK_STATUS(transport_->listen(dev, handle, &l->t));
   *listen_comm = l.release();
   return kNcclSuccess;
 }
 
-nccl_result_t Net::connect(NetContext* ctx, int dev, void* handle, void** send_comm, nccl_net_device_handle** dev_comm) {
+nccl_result_t Net::connect(NetContext* ctx, int dev, void* handle, void** send_comm,
+                           nccl_net_device_handle** dev_comm) {
   *send_comm = nullptr;
   if (dev_comm != nullptr) *dev_comm = nullptr;  // no device offload
   if (!transport_) return kNcclInvalidUsage;
   std::unique_ptr<transport::SendComm> t;
   SQ_CHECK_STATUS(transport_->connect(dev, handle, &t));
   if (!t) return kNcclSuccess;  // not yet: NCCL calls again
-  auto c = std::make_unique<SendComm>(ctx != nullptr ? ctx : &default_ctx_);
-  c->t = std::move(t);
-  c->dev = dev;
-  *send_comm = c.release();
+  CommBase* c = new SendComm(ctx != nullptr ? ctx : &shared_ctx_, &engine_, dev, staged_device(dev), std::move(t));
+  *send_comm = c;
   return kNcclSuccess;
 }
 
@@ -237,10 +259,8 @@ nccl_result_t Net::accept(void* listen_comm, void** recv_comm, nccl_net_device_h
   std::unique_ptr<transport::RecvComm> t;
   SQ_CHECK_STATUS(l->t->accept(&t));
   if (!t) return kNcclSuccess;
-  auto c = std::make_unique<RecvComm>(l->ctx);
-  c->t = std::move(t);
-  c->dev = l->dev;
-  *recv_comm = c.release();
+  CommBase* c = new RecvComm(l->ctx, &engine_, l->dev, staged_device(l->dev), std::move(t));
+  *recv_comm = c;
   return kNcclSuccess;
 }
 
@@ -264,78 +284,100 @@ nccl_result_t Net::reg_mr_dmabuf(void* comm, void* data, std::size_t size, int t
 }
 
 bool Net::staged_device(int dev) const {
-  if (!gpu_staging_ || !transport_ || dev < 0 || dev >= static_cast<int>(transport_->devices().size())) return false;
+  if (!gpu_staging_ || !valid_device(dev)) return false;
   return (transport_->devices()[static_cast<std::size_t>(dev)].ptr_support & transport::kPtrCuda) == 0;
 }
 
 int Net::ptr_support(int dev) const {
-  if (!transport_ || dev < 0 || dev >= static_cast<int>(transport_->devices().size())) return 0;
-  return transport_->devices()[static_cast<std::size_t>(dev)].ptr_support | (staged_device(dev) ? transport::kPtrCuda : 0);
+  if (!valid_device(dev)) return 0;
+  return transport_->devices()[static_cast<std::size_t>(dev)].ptr_support |
+         (staged_device(dev) ? transport::kPtrCuda : 0);
 }
 
-// regMr and regMrDmaBuf: checks the memory type against what the comm's device declared,
-// lets the transport register it (verbs: an MR), and remembers the order of registration.
-// GPU memory on a staged device gets a pinned mirror, which the transport registers instead.
+// regMr and regMrDmaBuf: checks the memory type against what the comm's device declared, then
+// the comm registers it (and remembers the order of registration).
 nccl_result_t Net::register_region(void* comm, const transport::MemoryDesc& mem, void** mhandle) {
   *mhandle = nullptr;
   auto* c = static_cast<CommBase*>(comm);
-  if (c == nullptr || (c->kind != CommKind::kSend && c->kind != CommKind::kRecv)) {
+  if (c == nullptr || (c->kind() != CommKind::kSend && c->kind() != CommKind::kRecv)) {
     SQ_WARN("regMr: not a Squeeze comm");
     return kNcclInvalidArgument;
   }
-  const int support = ptr_support(c->dev);
+  const int support = ptr_support(c->dev());
   const int needed = mem.ptr_type | (mem.dmabuf_fd >= 0 ? transport::kPtrDmaBuf : 0);
   if ((mem.ptr_type != transport::kPtrHost && mem.ptr_type != transport::kPtrCuda) || (needed & ~support) != 0) {
     SQ_WARN("regMr: memory type %d%s is not supported by transport %s device %d (ptrSupport 0x%x)", mem.ptr_type,
-            mem.dmabuf_fd >= 0 ? " (dma-buf)" : "", transport_ ? transport_->name() : "none", c->dev, support);
+            mem.dmabuf_fd >= 0 ? " (dma-buf)" : "", transport_ ? transport_->name() : "none", c->dev(), support);
     return kNcclInternalError;
   }
-  auto mr = std::make_unique<MemRegion>();
-  mr->data = mem.data;
-  mr->size = mem.size;
-  mr->type = mem.ptr_type;
-  transport::MemoryDesc what = mem;
-  if (mem.ptr_type == transport::kPtrCuda && staged_device(c->dev)) {
-    SQ_CHECK_STATUS(gpu_stage_region(c, mr.get()));
-    what = transport::MemoryDesc{};
-    what.data = mr->mirror->host;
-    what.size = mr->size;
-  }
-  transport::Status s = c->kind == CommKind::kSend
-                            ? static_cast<SendComm*>(c)->t->register_memory(what, &mr->reg)
-                            : static_cast<RecvComm*>(c)->t->register_memory(what, &mr->reg);
-  if (!s.ok()) return to_nccl(s, __FILE__, __LINE__);
-  mr->reg_index = c->next_reg_index++;
-  *mhandle = mr.get();
-  c->regions.push_back(std::move(mr));
+  MemRegion* mr = nullptr;
+  SQ_CHECK_STATUS(c->register_region(mem, &mr));
+  *mhandle = mr;
   return kNcclSuccess;
 }
 
 nccl_result_t Net::dereg_mr(void* comm, void* mhandle) {
   auto* c = static_cast<CommBase*>(comm);
   if (c == nullptr) return kNcclInvalidArgument;
-  for (auto it = c->regions.begin(); it != c->regions.end(); ++it) {
-    if (it->get() == mhandle) {
-      c->regions.erase(it);
-      return kNcclSuccess;
-    }
-  }
+  if (c->deregister_region(static_cast<const MemRegion*>(mhandle))) return kNcclSuccess;
   SQ_WARN("deregMr: unknown memory handle %p", mhandle);
   return kNcclInvalidArgument;
 }
 
+nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
+                         void** request) {
+  *request = nullptr;
+  CommBase* c = as_comm(send_comm, CommKind::kSend);
+  if (c == nullptr) {
+    SQ_WARN("isend: not a Squeeze send comm");
+    return kNcclInvalidArgument;
+  }
+  return static_cast<SendComm*>(c)->isend(data, size, tag, mhandle, phandle, request);
+}
+
+nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t* sizes, const int* tags,
+                         void** mhandles, void** phandles, void** request) {
+  *request = nullptr;
+  CommBase* c = as_comm(recv_comm, CommKind::kRecv);
+  if (c == nullptr) {
+    SQ_WARN("irecv: not a Squeeze receive comm");
+    return kNcclInvalidArgument;
+  }
+  return static_cast<RecvComm*>(c)->irecv(n, data, sizes, tags, mhandles, phandles, request);
+}
+
+nccl_result_t Net::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
+  *request = nullptr;
+  CommBase* c = as_comm(recv_comm, CommKind::kRecv);
+  if (c == nullptr) {
+    SQ_WARN("iflush: not a Squeeze receive comm");
+    return kNcclInvalidArgument;
+  }
+  return static_cast<RecvComm*>(c)->iflush(n, data, sizes, mhandles, request);
+}
+
+nccl_result_t Net::test(void* request, int* done, int* sizes) {
+  *done = 0;
+  auto* r = static_cast<RequestBase*>(request);
+  if (r == nullptr || r->comm == nullptr) {
+    SQ_WARN("test: invalid request %p", request);
+    return kNcclInvalidArgument;
+  }
+  if (r->comm->kind() == CommKind::kSend)
+    return static_cast<SendComm*>(r->comm)->test(static_cast<SendRequest*>(r), done, sizes);
+  return static_cast<RecvComm*>(r->comm)->test(static_cast<RecvRequest*>(r), done, sizes);
+}
+
 nccl_result_t Net::close_send(void* send_comm) {
-  auto* c = static_cast<SendComm*>(send_comm);
-  if (c != nullptr) gpu_quiesce(c, c->requests.data(), c->requests.data() + c->requests.size());
-  delete c;
+  delete static_cast<SendComm*>(as_comm(send_comm, CommKind::kSend));
   return kNcclSuccess;
 }
+
 nccl_result_t Net::close_recv(void* recv_comm) {
-  auto* c = static_cast<RecvComm*>(recv_comm);
-  if (c != nullptr) gpu_quiesce(c, c->requests.data(), c->requests.data() + c->requests.size());
-  delete c;
+  delete static_cast<RecvComm*>(as_comm(recv_comm, CommKind::kRecv));
   return kNcclSuccess;
 }
+
 nccl_result_t Net::close_listen(void* listen_comm) {
   delete static_cast<ListenComm*>(listen_comm);
   return kNcclSuccess;

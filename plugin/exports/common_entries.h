@@ -40,7 +40,7 @@ inline nccl_result_t close_recv(void* r) {
 inline nccl_result_t close_listen(void* l) {
   return guarded("closeListen", [&] { return Net::instance().close_listen(l); });
 }
-// v8..v10 have no ctx: the engine's default context stands in.
+// v8..v10 have no ctx: the engine's shared context stands in.
 inline nccl_result_t listen_no_ctx(int dev, void* handle, void** l) {
   return guarded("listen", [&] { return Net::instance().listen(nullptr, dev, handle, l); });
 }

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -19,9 +18,6 @@ std::string join_lines(const std::vector<std::string>& lines) {
   }
   return out;
 }
-
-std::mutex g_active_mu;
-std::shared_ptr<const Policy> g_active;
 
 }  // namespace
 
@@ -47,16 +43,6 @@ std::shared_ptr<const Policy> load_policy(const char* path, std::string* error) 
   }
   if (p == nullptr && error != nullptr) *error = join_lines(errors);
   return p;
-}
-
-void set_active_policy(std::shared_ptr<const Policy> p) {
-  std::lock_guard<std::mutex> lock(g_active_mu);
-  g_active = std::move(p);
-}
-
-std::shared_ptr<const Policy> active_policy() {
-  std::lock_guard<std::mutex> lock(g_active_mu);
-  return g_active;
 }
 
 }  // namespace squeeze::policy

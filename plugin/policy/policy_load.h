@@ -19,9 +19,4 @@ std::string_view default_policy_text();
 // "policy <file>: <json-pointer>: <reason>".
 std::shared_ptr<const Policy> load_policy(const char* path, std::string* error);
 
-// The policy the running plugin uses, published by the net plugin's init so the tuner (which
-// NCCL initialises later, from the same library) sees the same one. nullptr until published.
-void set_active_policy(std::shared_ptr<const Policy> p);
-std::shared_ptr<const Policy> active_policy();
-
 }  // namespace squeeze::policy

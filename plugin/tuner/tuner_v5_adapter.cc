@@ -5,7 +5,6 @@
 #include <mutex>
 
 #include "plugin/policy/names.h"
-#include "plugin/policy/policy_load.h"
 #include "plugin/profiler/comm_registry.h"
 #include "plugin/tuner/tuner.h"
 
@@ -41,14 +40,15 @@ void log_once(nccl_logger_t log, const TunerContext& c) {
 
 }  // namespace
 
-extern "C" nccl_result_t squeeze_tuner_v5_init(void** ctx, uint64_t commId, std::size_t nRanks, std::size_t,
-                                               nccl_logger_t logFunction, nccl_nvl_domain_info_v5*,
-                                               nccl_tuner_constants_v5*) {
+namespace squeeze::tuner {
+
+nccl_result_t init_v5(void** ctx, std::shared_ptr<const policy::Policy> policy, uint64_t commId,
+                      std::size_t nRanks, nccl_logger_t logFunction) noexcept {
   if (ctx == nullptr) return kNcclInvalidArgument;
   *ctx = nullptr;
   try {
     auto c = std::make_unique<TunerContext>();
-    c->policy = squeeze::policy::active_policy();
+    c->policy = std::move(policy);
     if (c->policy != nullptr && !c->policy->tuner_enabled()) c->policy = nullptr;
     c->comm_hash = commId;
     c->nranks = nRanks > static_cast<std::size_t>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(nRanks);
@@ -60,9 +60,8 @@ extern "C" nccl_result_t squeeze_tuner_v5_init(void** ctx, uint64_t commId, std:
   }
 }
 
-extern "C" nccl_result_t squeeze_tuner_v5_get_coll_info(void* context, int collType, std::size_t nBytes, int,
-                                                        float** collCostTable, int numAlgo, int numProto, int,
-                                                        int*) {
+nccl_result_t get_coll_info_v5(void* context, int collType, std::size_t nBytes, float** collCostTable,
+                               int numAlgo, int numProto) noexcept {
   auto* c = static_cast<TunerContext*>(context);
   if (c == nullptr || c->policy == nullptr || collCostTable == nullptr) return kNcclSuccess;
   try {
@@ -90,7 +89,9 @@ extern "C" nccl_result_t squeeze_tuner_v5_get_coll_info(void* context, int collT
   return kNcclSuccess;
 }
 
-extern "C" nccl_result_t squeeze_tuner_v5_finalize(void* context) {
+nccl_result_t finalize_v5(void* context) noexcept {
   delete static_cast<TunerContext*>(context);
   return kNcclSuccess;
 }
+
+}  // namespace squeeze::tuner

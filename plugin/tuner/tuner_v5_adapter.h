@@ -1,24 +1,22 @@
-// The C edge of the built-in tuner: functions with NCCL's ncclTuner_v5 signatures. The
-// exported table (plugin/exports/tuner_v5.cc, symbol "ncclTunerPlugin_v5") is made of these.
-// The tuner uses the policy the net plugin published with policy::set_active_policy(); with
-// none (the net plugin is not in use) or with "tuner": false it leaves NCCL's choice alone.
+// The built-in tuner behind NCCL's ncclTuner_v5 signatures. The exported table
+// (plugin/exports/tuner_v5.cc, symbol "ncclTunerPlugin_v5") wraps these, handing init the
+// running net plugin's policy; with none (the net plugin is not in use) or with
+// "tuner": false the tuner leaves NCCL's choice alone. Nothing here throws.
 #pragma once
 
-#include "plugin/nccl/tuner_abi.h"
+#include <memory>
 
-extern "C" {
-nccl_result_t squeeze_tuner_v5_init(void** ctx, uint64_t commId, std::size_t nRanks, std::size_t nNodes,
-                                    nccl_logger_t logFunction, nccl_nvl_domain_info_v5* nvlDomainInfo,
-                                    nccl_tuner_constants_v5* constants);
-nccl_result_t squeeze_tuner_v5_get_coll_info(void* context, int collType, std::size_t nBytes, int numPipeOps,
-                                             float** collCostTable, int numAlgo, int numProto, int regBuff,
-                                             int* nChannels);
-nccl_result_t squeeze_tuner_v5_finalize(void* context);
-}
+#include "plugin/nccl/tuner_abi.h"
+#include "plugin/policy/policy.h"
 
 namespace squeeze::tuner {
+
 inline constexpr const char* kTunerName = "Squeeze";
-inline nccl_tuner_v5 tuner_v5_table() {
-  return {kTunerName, squeeze_tuner_v5_init, squeeze_tuner_v5_get_coll_info, squeeze_tuner_v5_finalize};
-}
+
+nccl_result_t init_v5(void** ctx, std::shared_ptr<const policy::Policy> policy, uint64_t comm_id,
+                      std::size_t nranks, nccl_logger_t log) noexcept;
+nccl_result_t get_coll_info_v5(void* context, int coll_type, std::size_t nbytes, float** cost_table,
+                               int num_algo, int num_proto) noexcept;
+nccl_result_t finalize_v5(void* context) noexcept;
+
 }  // namespace squeeze::tuner

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "plugin/engine/dedupe_gate.h"
+#include "plugin/engine/comm_base.h"
 #include "plugin/engine/describe.h"
 #include "plugin/engine/pays.h"
 #include "plugin/engine/worker_pool.h"
@@ -36,38 +37,50 @@ TEST(Describe, AttributeBitsAreOneHot) {
 }
 
 TEST(Describe, ProtocolFromRegistrationOrder) {
-  NetContext ctx;
-  SendComm c(&ctx);
-  MemRegion ll{nullptr, 512 << 10, 1, 0, nullptr}, ll128{nullptr, 4800 << 10, 1, 1, nullptr}, simple{nullptr, 4 << 20, 1, 2, nullptr};
-  c.next_reg_index = 3;
-  EXPECT_EQ(proto_from_registration(c, &ll), Proto::kLL);
-  EXPECT_EQ(proto_from_registration(c, &ll128), Proto::kLL128);
-  EXPECT_EQ(proto_from_registration(c, &simple), Proto::kSimple);
-  c.next_reg_index = 2;  // LL128 disabled, or something we do not know: never guess
-  EXPECT_EQ(proto_from_registration(c, &ll), Proto::kUnknown);
-  c.next_reg_index = 1;
+  MemRegion ll{nullptr, 512 << 10, 1, 0, nullptr}, ll128{nullptr, 4800 << 10, 1, 1, nullptr},
+      simple{nullptr, 4 << 20, 1, 2, nullptr};
+  EXPECT_EQ(proto_from_registration(3, &ll), Proto::kLL);
+  EXPECT_EQ(proto_from_registration(3, &ll128), Proto::kLL128);
+  EXPECT_EQ(proto_from_registration(3, &simple), Proto::kSimple);
+  // LL128 disabled, or something we do not know: never guess
+  EXPECT_EQ(proto_from_registration(2, &ll), Proto::kUnknown);
   MemRegion only{nullptr, 4 << 20, 1, 0, nullptr};
-  EXPECT_EQ(proto_from_registration(c, &only), Proto::kSimple) << "point-to-point registers SIMPLE only";
-  EXPECT_EQ(proto_from_registration(c, nullptr), Proto::kUnknown);
+  EXPECT_EQ(proto_from_registration(1, &only), Proto::kSimple) << "point-to-point registers SIMPLE only";
+  EXPECT_EQ(proto_from_registration(1, nullptr), Proto::kUnknown);
 }
+
+// A comm with no transport behind it: registers host memory and nothing else.
+class BareComm : public CommBase {
+ public:
+  BareComm(NetContext* ctx, const Engine* engine) : CommBase(CommKind::kSend, ctx, engine, 0, false) {}
+
+ private:
+  transport::Status register_memory(const transport::MemoryDesc&, std::unique_ptr<transport::Registration>* reg) override {
+    reg->reset();
+    return transport::Status::Ok();
+  }
+};
 
 TEST(Describe, PointToPointIgnoresStaleAlgoAndProto) {
   NetContext ctx;
-  SendComm c(&ctx);
-  Request r;
-  r.op = 1u << 8;      // AlltoAll
-  r.proto = 1u << 0;   // left over from an earlier LL collective
-  r.algo = 1u << 1;
-  c.next_reg_index = 1;
-  MemRegion mr{nullptr, 4 << 20, 1, 0, nullptr};
-  policy::MessageMeta m = describe_message(c, r, &mr, 1 << 20, nullptr, true);
+  Engine engine;
+  BareComm c(&ctx, &engine);
+  ctx.attr.op = 1u << 8;     // AlltoAll
+  ctx.attr.proto = 1u << 0;  // left over from an earlier LL collective
+  ctx.attr.algo = 1u << 1;
+  MemRegion* mr = nullptr;
+  ASSERT_TRUE(c.register_region({nullptr, 4 << 20, transport::kPtrHost, -1, 0}, &mr).ok());
+  policy::MessageMeta m = describe_message(c, mr, 1 << 20, nullptr, true);
   EXPECT_EQ(m.collective, Collective::kAllToAll);
   EXPECT_EQ(m.proto, Proto::kSimple) << "the stale LL bit must not make a p2p message look like LL";
-  r.op = 1u << 4;      // AllReduce on a collective connection: attribute and registration must agree
-  r.proto = 1u << 2;   // SIMPLE
-  c.next_reg_index = 3;
-  MemRegion ll{nullptr, 512 << 10, 1, 0, nullptr};
-  EXPECT_EQ(describe_message(c, r, &ll, 1024, nullptr, true).proto, Proto::kUnknown);
+  ctx.attr.op = 1u << 4;     // AllReduce on a collective connection: attribute and registration must agree
+  ctx.attr.proto = 1u << 2;  // SIMPLE
+  MemRegion* ll128 = nullptr;
+  MemRegion* simple = nullptr;
+  ASSERT_TRUE(c.register_region({nullptr, 4800 << 10, transport::kPtrHost, -1, 0}, &ll128).ok());
+  ASSERT_TRUE(c.register_region({nullptr, 4 << 20, transport::kPtrHost, -1, 0}, &simple).ok());
+  EXPECT_EQ(describe_message(c, mr, 1024, nullptr, true).proto, Proto::kUnknown) << "the LL buffer";
+  EXPECT_EQ(describe_message(c, simple, 1024, nullptr, true).proto, Proto::kSimple);
 }
 
 TEST(Pays, CompressesWhileLearningThenBypassesAFastLink) {

@@ -123,33 +123,23 @@ TEST(Tuner, RejectsTablesTooSmallToHoldRingSimple) {
   EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, nullptr, kA, kP));
 }
 
-TEST(Tuner, AdapterUsesTheActivePolicy) {
-  nccl_tuner_v5 table = tuner::tuner_v5_table();
-  EXPECT_STREQ(table.name, "Squeeze");
-  // No active policy (the Squeeze net plugin is not in use): NCCL's choice stands.
-  policy::set_active_policy(nullptr);
+TEST(Tuner, AdapterSteersOnlyWithThePolicyItIsGiven) {
+  // No policy (the Squeeze net plugin is not in use): NCCL's choice stands.
   void* ctx = nullptr;
-  ASSERT_EQ(table.init(&ctx, 0x1234, 8, 2, nullptr, nullptr, nullptr), kNcclSuccess);
+  ASSERT_EQ(tuner::init_v5(&ctx, nullptr, 0x1234, 8, nullptr), kNcclSuccess);
   Table t = nccl_table(), before = t;
-  int channels = 0;
-  EXPECT_EQ(table.getCollInfo(ctx, nccl::kFuncAllReduce, 4 << 20, 1, reinterpret_cast<float**>(&t[0][0]), kA, kP, 0,
-                              &channels),
+  EXPECT_EQ(tuner::get_coll_info_v5(ctx, nccl::kFuncAllReduce, 4 << 20, reinterpret_cast<float**>(&t[0][0]), kA, kP),
             kNcclSuccess);
   EXPECT_EQ(t, before);
-  EXPECT_EQ(channels, 0);  // never set
-  EXPECT_EQ(table.finalize(ctx), kNcclSuccess);
+  EXPECT_EQ(tuner::finalize_v5(ctx), kNcclSuccess);
 
-  policy::set_active_policy(parse(kPolicy));
-  ASSERT_EQ(table.init(&ctx, 0x1234, 8, 2, nullptr, nullptr, nullptr), kNcclSuccess);
-  EXPECT_EQ(table.getCollInfo(ctx, nccl::kFuncAllReduce, 4 << 20, 1, reinterpret_cast<float**>(&t[0][0]), kA, kP, 0,
-                              &channels),
+  ASSERT_EQ(tuner::init_v5(&ctx, parse(kPolicy), 0x1234, 8, nullptr), kNcclSuccess);
+  EXPECT_EQ(tuner::get_coll_info_v5(ctx, nccl::kFuncAllReduce, 4 << 20, reinterpret_cast<float**>(&t[0][0]), kA, kP),
             kNcclSuccess);
   EXPECT_EQ(t[nccl::kAlgoRing][nccl::kProtoSimple], 0.0f);
-  EXPECT_EQ(channels, 0);
-  EXPECT_EQ(table.getCollInfo(nullptr, nccl::kFuncAllReduce, 4 << 20, 1, nullptr, kA, kP, 0, nullptr), kNcclSuccess);
-  EXPECT_EQ(table.finalize(ctx), kNcclSuccess);
-  EXPECT_EQ(table.init(nullptr, 0, 8, 2, nullptr, nullptr, nullptr), kNcclInvalidArgument);
-  policy::set_active_policy(nullptr);
+  EXPECT_EQ(tuner::get_coll_info_v5(nullptr, nccl::kFuncAllReduce, 4 << 20, nullptr, kA, kP), kNcclSuccess);
+  EXPECT_EQ(tuner::finalize_v5(ctx), kNcclSuccess);
+  EXPECT_EQ(tuner::init_v5(nullptr, nullptr, 0, 8, nullptr), kNcclInvalidArgument);
 }
 
 }  // namespace

@@ -41,14 +41,4 @@ TEST(DefaultPolicy, PathSelectsTheFile) {
   EXPECT_EQ(d->source(), "(built-in default)");
 }
 
-TEST(DefaultPolicy, ActivePolicyIsShared) {
-  EXPECT_EQ(active_policy(), nullptr);
-  std::string error;
-  auto p = load_policy(nullptr, &error);
-  set_active_policy(p);
-  EXPECT_EQ(active_policy(), p);
-  set_active_policy(nullptr);
-  EXPECT_EQ(active_policy(), nullptr);
-}
-
 }  // namespace

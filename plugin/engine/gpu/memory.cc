@@ -1,4 +1,4 @@
-#include "plugin/engine/gpu_memory.h"
+#include "plugin/engine/gpu/memory.h"
 
 #if SQUEEZE_HAVE_CUDA
 

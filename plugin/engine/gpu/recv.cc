@@ -3,7 +3,7 @@
 // NCCL's buffer (the host copy of the header goes along, which threshold and lossless
 // frames need). Host destinations in the same receive are decoded on the CPU, as usual.
 // Completion is polled with cudaEventQuery; a frame that fails to decode fails the receive.
-#include "plugin/engine/gpu_staging.h"
+#include "plugin/engine/gpu/staging.h"
 
 #if SQUEEZE_HAVE_CUDA
 
@@ -11,9 +11,9 @@
 #include <cstring>
 #include <string>
 
-#include "plugin/engine/gpu_staging_impl.h"
-#include "plugin/engine/net.h"
-#include "plugin/engine/objects.h"
+#include "plugin/engine/codec_jobs.h"
+#include "plugin/engine/gpu/staging_impl.h"
+#include "plugin/engine/recv_comm.h"
 
 namespace squeeze::plugin {
 
@@ -21,49 +21,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int slot_of(RecvComm* c, Request* r) { return static_cast<int>(r - c->requests.data()); }
-
-void fail(Request* r, int i, const std::string& why) {
+void fail(RecvRequest* r, int i, const std::string& why) {
   const transport::Received& g = r->got[i];
-  r->job_error = "receive " + std::to_string(i) + " (tag " + std::to_string(g.header.tag) + ", " +
-                 std::to_string(g.staged.size()) + "-byte frame): " + why;
-  r->job.store(JobState::kFailed, std::memory_order_release);
+  r->job.finish(JobState::kFailed, "receive " + std::to_string(i) + " (tag " + std::to_string(g.header.tag) + ", " +
+                                       std::to_string(g.staged.size()) + "-byte frame): " + why);
 }
 
-// Decodes item i's frame on the CPU into dst (host memory: NCCL's buffer or the mirror).
-compress::Status cpu_decode(Request* r, int i, uint8_t* dst, std::size_t cap, std::size_t* written) {
+// Decodes item i's frame on the CPU into dst (host memory: NCCL's buffer or the mirror),
+// after the same header checks as every other decode.
+compress::Status cpu_decode(const Engine& e, RecvRequest* r, int i, uint8_t* dst, std::size_t cap,
+                            std::size_t* written) {
   const transport::Received& g = r->got[i];
   const auto t0 = Clock::now();
   compress::FrameInfo info{};
-  compress::Status s = compress::peek_frame(g.staged, &info);
+  compress::Status s = check_frame(g, &info);
   if (s.ok()) s = compress::decode_frame(g.staged, {dst, cap}, written);
   if (!s.ok()) return s;
   const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-  Net& net = Net::instance();
-  if (net.stats()) net.stats()->record_decode(info.codec, r->collective, g.staged.size(), *written, ns);
-  if (net.pays()) net.pays()->record_decode(info.codec, *written, static_cast<double>(ns) * 1e-9);
-  return s;
-}
-
-// Checks a frame's header against the message header before anything is written.
-compress::Status check_frame(const transport::Received& g, compress::FrameInfo* info) {
-  compress::Status s = compress::peek_frame(g.staged, info);
-  if (s.ok() && info->original_bytes != g.header.original_bytes)
-    s = compress::Status(compress::Status::Code::kCorrupt, "frame decodes to " + std::to_string(info->original_bytes) +
-                                                               " bytes but the message header says " +
-                                                               std::to_string(g.header.original_bytes));
-  if (s.ok() && info->frame_bytes != g.staged.size())
-    s = compress::Status(compress::Status::Code::kCorrupt, "frame header says " + std::to_string(info->frame_bytes) +
-                                                               " bytes, " + std::to_string(g.staged.size()) + " arrived");
+  if (e.stats) e.stats->record_decode(info.codec, r->collective, g.staged.size(), *written, ns);
+  if (e.pays) e.pays->record_decode(info.codec, *written, static_cast<double>(ns) * 1e-9);
   return s;
 }
 
 }  // namespace
 
-transport::Status gpu_recv_start(RecvComm* c, Request* r) {
-  if (!c->gpu) return transport::Status::Internal("GPU staging: a GPU receive on a comm without GPU staging state");
-  GpuStaging::Impl& g = c->gpu->impl();
-  const int slot = slot_of(c, r);
+transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r) {
+  if (c->gpu() == nullptr) return transport::Status::Internal("GPU staging: a GPU receive on a comm without GPU staging state");
+  GpuStaging::Impl& g = c->gpu()->impl();
+  const int slot = c->index_of(r);
   GpuSlot& s = g.slots[slot];
   s.chunks = 0;
   // First everything that can fail on bad input, before any copy is enqueued: host
@@ -74,7 +59,7 @@ transport::Status gpu_recv_start(RecvComm* c, Request* r) {
     std::size_t written = 0;
     compress::Status st;
     if (r->host_stage[i] == nullptr) {
-      st = cpu_decode(r, i, static_cast<uint8_t*>(r->dst[i]), r->cap[i], &written);
+      st = cpu_decode(c->engine(), r, i, static_cast<uint8_t*>(r->dst[i]), r->cap[i], &written);
     } else {
       compress::FrameInfo info{};
       st = check_frame(got, &info);
@@ -111,7 +96,7 @@ transport::Status gpu_recv_start(RecvComm* c, Request* r) {
       // message), or no device memory: decode on the CPU into the mirror, then copy raw.
       (void)cudaGetLastError();
       std::size_t written = 0;
-      compress::Status st = cpu_decode(r, i, stage, r->cap[i], &written);
+      compress::Status st = cpu_decode(c->engine(), r, i, stage, r->cap[i], &written);
       if (!st.ok()) {
         fail(r, i, st.message());
         break;
@@ -140,7 +125,7 @@ transport::Status gpu_recv_start(RecvComm* c, Request* r) {
     s.chunk_codec[static_cast<std::size_t>(s.chunks)] = info.codec;
     ++s.chunks;
   }
-  if (err.ok() && r->job.load(std::memory_order_relaxed) != JobState::kFailed && s.chunks > 0) {
+  if (err.ok() && r->job.load() != JobState::kFailed && s.chunks > 0) {
     compress::Status st = g.codec.decode({chunks.data(), static_cast<std::size_t>(s.chunks)}, stream, g.result(slot, 0));
     if (!st.ok()) {
       (void)cudaGetLastError();
@@ -150,20 +135,20 @@ transport::Status gpu_recv_start(RecvComm* c, Request* r) {
   for (int k = 0; k < s.chunks; ++k)
     if (frames[static_cast<std::size_t>(k)] != nullptr) (void)cudaFreeAsync(frames[static_cast<std::size_t>(k)], stream);
   if (!err.ok()) return err;
-  if (r->job.load(std::memory_order_relaxed) == JobState::kFailed) {
+  if (r->job.load() == JobState::kFailed) {
     s.chunks = 0;
     return transport::Status::Ok();
   }
   SQ_CUDA_TRY(cudaEventRecord(s.done.get(), stream));
   s.stage = GpuStage::kCopying;
-  r->job.store(JobState::kRunning, std::memory_order_relaxed);
+  r->job.start();
   return transport::Status::Ok();
 }
 
-transport::Status gpu_recv_poll(RecvComm* c, Request* r) {
-  if (!c->gpu) return transport::Status::Internal("GPU staging: a GPU receive on a comm without GPU staging state");
-  GpuStaging::Impl& g = c->gpu->impl();
-  const int slot = slot_of(c, r);
+transport::Status gpu_recv_poll(RecvComm* c, RecvRequest* r) {
+  if (c->gpu() == nullptr) return transport::Status::Internal("GPU staging: a GPU receive on a comm without GPU staging state");
+  GpuStaging::Impl& g = c->gpu()->impl();
+  const int slot = c->index_of(r);
   GpuSlot& s = g.slots[slot];
   if (s.stage != GpuStage::kCopying) return transport::Status::Ok();
   gpu::DeviceGuard dev(g.device);
@@ -190,18 +175,18 @@ transport::Status gpu_recv_poll(RecvComm* c, Request* r) {
   }
   // The decodes share one stream: the elapsed time is split over them by bytes written.
   const uint64_t ns = s.chunks > 0 ? gpu_elapsed_ns(s.start, s.done) : 0;
-  Net& net = Net::instance();
-  for (int k = 0; k < s.chunks && net.stats() != nullptr; ++k) {
+  const Engine& engine = c->engine();
+  for (int k = 0; k < s.chunks && engine.stats != nullptr; ++k) {
     const int i = s.chunk_item[static_cast<std::size_t>(k)];
     const uint64_t bytes = r->got[i].header.original_bytes;
     const uint64_t share = out_bytes > 0 ? static_cast<uint64_t>(static_cast<double>(ns) *
                                                                  static_cast<double>(bytes) / static_cast<double>(out_bytes))
                                          : 0;
-    net.stats()->record_decode(s.chunk_codec[static_cast<std::size_t>(k)], r->collective, r->got[i].staged.size(),
+    engine.stats->record_decode(s.chunk_codec[static_cast<std::size_t>(k)], r->collective, r->got[i].staged.size(),
                                bytes, share);
   }
   s.chunks = 0;
-  r->job.store(JobState::kDone, std::memory_order_release);
+  r->job.finish(JobState::kDone);
   return transport::Status::Ok();
 }
 

@@ -1,17 +1,19 @@
 // GPU staging: the decision at init, mirrors of GPU regions, the per-comm CUDA state and
-// closing. The send and receive halves are in gpu_send.cc and gpu_recv.cc.
-#include "plugin/engine/gpu_staging.h"
+// closing. The send and receive halves are in send.cc and recv.cc.
+#include "plugin/engine/gpu/staging.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "plugin/engine/objects.h"
+#include "plugin/engine/mem_region.h"
+#include "plugin/engine/recv_comm.h"
+#include "plugin/engine/send_comm.h"
 #include "plugin/log.h"
 
 #if SQUEEZE_HAVE_CUDA
-#include "plugin/engine/gpu_staging_impl.h"
+#include "plugin/engine/gpu/staging_impl.h"
 #endif
 
 namespace squeeze::plugin {
@@ -106,18 +108,19 @@ transport::Status gpu_stage_region(CommBase* c, MemRegion* mr) {
                                       (e != cudaSuccess ? std::string(" (") + cudaGetErrorName(e) + ")" : ""));
     }
     device = a.device;
-  } else if (c->gpu) {
-    device = c->gpu->impl().device;
+  } else if (c->gpu() != nullptr) {
+    device = c->gpu()->impl().device;
   } else if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
     device = 0;
   }
-  if (c->gpu && c->gpu->impl().device != device)
+  if (c->gpu() != nullptr && c->gpu()->impl().device != device)
     return transport::Status::Usage("regMr: GPU memory on device " + std::to_string(device) +
-                                    ", but this comm stages through device " + std::to_string(c->gpu->impl().device));
-  if (!c->gpu) {
-    const int nslots = c->kind == CommKind::kSend ? SendComm::kRequests : transport::kMaxRequests;
-    if (transport::Status s = make_staging(device, nslots, &c->gpu); !s.ok()) return s;
+                                    ", but this comm stages through device " +
+                                    std::to_string(c->gpu()->impl().device));
+  if (c->gpu() == nullptr) {
+    const int nslots = c->kind() == CommKind::kSend ? SendComm::kRequests : RecvComm::kRequests;
+    if (transport::Status s = make_staging(device, nslots, &c->gpu_owner()); !s.ok()) return s;
     static bool logged = false;
     if (!logged) {
       logged = true;
@@ -139,23 +142,31 @@ transport::Status gpu_stage_region(CommBase* c, MemRegion* mr) {
   return transport::Status::Ok();
 }
 
-void gpu_quiesce(CommBase* c, Request* begin, Request* end) {
-  if (!c->gpu) return;
-  GpuStaging::Impl& g = c->gpu->impl();
+namespace {
+
+template <typename Comm, typename Request>
+void quiesce(Comm* c, Request* begin, Request* end) {
+  if (c->gpu() == nullptr) return;
+  GpuStaging::Impl& g = c->gpu()->impl();
   gpu::DeviceGuard dev(g.device);
   (void)cudaStreamSynchronize(g.stream.get());
   (void)cudaGetLastError();
   for (Request* r = begin; r != end; ++r) {
-    if (!r->gpu || r->job.load(std::memory_order_acquire) != JobState::kRunning) continue;
+    if (!r->gpu || r->job.load() != JobState::kRunning) continue;
     GpuSlot& s = g.slots[r - begin];
     if (s.frame_dev != nullptr) (void)cudaFreeAsync(s.frame_dev, g.stream.get());
     s.frame_dev = nullptr;
     s.stage = GpuStage::kIdle;
-    r->job.store(JobState::kFailed, std::memory_order_release);
+    r->job.finish(JobState::kFailed, "closed with GPU work in flight");
   }
   (void)cudaStreamSynchronize(g.stream.get());
   (void)cudaGetLastError();
 }
+
+}  // namespace
+
+void gpu_quiesce(SendComm* c, SendRequest* begin, SendRequest* end) { quiesce(c, begin, end); }
+void gpu_quiesce(RecvComm* c, RecvRequest* begin, RecvRequest* end) { quiesce(c, begin, end); }
 
 #else  // !SQUEEZE_HAVE_CUDA
 
@@ -180,14 +191,15 @@ GpuStaging::GpuStaging(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GpuStaging::~GpuStaging() = default;
 
 transport::Status gpu_stage_region(CommBase*, MemRegion*) { return not_built(); }
-transport::Status gpu_send_start(SendComm*, Request*) { return not_built(); }
-transport::Status gpu_send_poll(SendComm*, Request*, bool* ready, GpuSendReady*) {
+transport::Status gpu_send_start(SendComm*, SendRequest*) { return not_built(); }
+transport::Status gpu_send_poll(SendComm*, SendRequest*, bool* ready, GpuSendReady*) {
   *ready = false;
   return not_built();
 }
-transport::Status gpu_recv_start(RecvComm*, Request*) { return not_built(); }
-transport::Status gpu_recv_poll(RecvComm*, Request*) { return not_built(); }
-void gpu_quiesce(CommBase*, Request*, Request*) {}
+transport::Status gpu_recv_start(RecvComm*, RecvRequest*) { return not_built(); }
+transport::Status gpu_recv_poll(RecvComm*, RecvRequest*) { return not_built(); }
+void gpu_quiesce(SendComm*, SendRequest*, SendRequest*) {}
+void gpu_quiesce(RecvComm*, RecvRequest*, RecvRequest*) {}
 
 #endif  // SQUEEZE_HAVE_CUDA
 

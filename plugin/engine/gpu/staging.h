@@ -35,10 +35,11 @@
 
 namespace squeeze::plugin {
 
-struct CommBase;
-struct SendComm;
-struct RecvComm;
-struct Request;
+class CommBase;
+class SendComm;
+class RecvComm;
+struct SendRequest;
+struct RecvRequest;
 struct MemRegion;
 
 // The largest GPU region mirrored in pinned memory (NCCL's own buffers are a few MiB).
@@ -84,21 +85,22 @@ transport::Status gpu_stage_address(const MemRegion& mr, const void* data, std::
 // Send side, progress thread. Start the copy or encode of r (r->gpu); poll until its bytes
 // are in the mirror: *ready then, and *item describes them (raw or frame). Statistics are
 // counted once, when the request becomes ready.
-transport::Status gpu_send_start(SendComm* c, Request* r);
+transport::Status gpu_send_start(SendComm* c, SendRequest* r);
 struct GpuSendReady {
   bool frame = false;
   uint64_t payload_bytes = 0;
 };
-transport::Status gpu_send_poll(SendComm* c, Request* r, bool* ready, GpuSendReady* out);
+transport::Status gpu_send_poll(SendComm* c, SendRequest* r, bool* ready, GpuSendReady* out);
 
 // Receive side, progress thread. Once the transport delivered r (r->gpu), start the copies
 // and decodes into NCCL's buffers (sets r->job kRunning, or kFailed with r->job_error); poll
 // moves a running request to kDone or kFailed. Errors returned are local CUDA failures.
-transport::Status gpu_recv_start(RecvComm* c, Request* r);
-transport::Status gpu_recv_poll(RecvComm* c, Request* r);
+transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r);
+transport::Status gpu_recv_poll(RecvComm* c, RecvRequest* r);
 
 // closeSend/closeRecv: waits for the comm's GPU work and settles its running requests, so
 // the comm can be freed. Blocks; never call it from the progress path.
-void gpu_quiesce(CommBase* c, Request* begin, Request* end);
+void gpu_quiesce(SendComm* c, SendRequest* begin, SendRequest* end);
+void gpu_quiesce(RecvComm* c, RecvRequest* begin, RecvRequest* end);
 
 }  // namespace squeeze::plugin

@@ -1,4 +1,4 @@
-// Internal to GPU staging (gpu_staging.cc, gpu_send.cc, gpu_recv.cc): the per-comm CUDA
+// Internal to GPU staging (staging.cc, send.cc, recv.cc): the per-comm CUDA
 // state and the per-request progress. CUDA builds only.
 #pragma once
 
@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "compress/cuda/gpu_codec.h"
-#include "plugin/engine/gpu_memory.h"
-#include "plugin/engine/gpu_staging.h"
+#include "plugin/engine/gpu/memory.h"
+#include "plugin/engine/gpu/staging.h"
 #include "transport/transport.h"
 
 namespace squeeze::plugin {
@@ -57,7 +57,7 @@ struct GpuStaging::Impl {
 // Milliseconds between two completed timing events, as nanoseconds (0 when unknown).
 uint64_t gpu_elapsed_ns(const gpu::Event& from, const gpu::Event& to);
 
-// Once per device (gpu_warmup.cc): encodes and decodes a small message with every GPU codec
+// Once per device (warmup.cc): encodes and decodes a small message with every GPU codec
 // and dtype on g's stream, waiting for it, so their kernels are loaded before the progress
 // thread needs them, and fails when a codec does not work on this device. Service thread only.
 transport::Status gpu_warm_up_once(GpuStaging::Impl& g);

@@ -4,7 +4,7 @@
 // for an NCCL kernel that itself waits for the progress thread. Encoding and decoding a small
 // message with every codec and dtype loads their kernels here instead, and checks that the
 // codecs work on this device (lossless and stored must come back bit-exact).
-#include "plugin/engine/gpu_staging.h"
+#include "plugin/engine/gpu/staging.h"
 
 #if SQUEEZE_HAVE_CUDA
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/engine/gpu_staging_impl.h"
+#include "plugin/engine/gpu/staging_impl.h"
 
 namespace squeeze::plugin {
 
