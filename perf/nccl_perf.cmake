@@ -15,7 +15,7 @@ if(SQUEEZE_HAVE_CUDA AND SQUEEZE_NCCL_INCLUDE_DIR AND SQUEEZE_NCCL_LIBRARY)
                  ${CMAKE_CURRENT_SOURCE_DIR}/collective/data.cc ${CMAKE_CURRENT_SOURCE_DIR}/collective/stats_file.cc)
   target_include_directories(squeeze-nccl-perf PRIVATE ${PROJECT_SOURCE_DIR})
   target_include_directories(squeeze-nccl-perf SYSTEM PRIVATE ${SQUEEZE_NCCL_INCLUDE_DIR})
-  target_link_libraries(squeeze-nccl-perf PRIVATE squeeze_perf_common squeeze_core nlohmann_json::nlohmann_json
+  target_link_libraries(squeeze-nccl-perf PRIVATE squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
                         CUDA::cudart_static squeeze_warnings Threads::Threads ${CMAKE_DL_LIBS})
   get_filename_component(SQUEEZE_NCCL_LIBRARY_REAL ${SQUEEZE_NCCL_LIBRARY} REALPATH)
   target_compile_definitions(squeeze-nccl-perf PRIVATE
@@ -42,11 +42,11 @@ if(SQUEEZE_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)
   add_executable(squeeze_nccl_perf_tests ${CMAKE_CURRENT_SOURCE_DIR}/nccl/tests/nccl_perf_test.cc
-                 ${CMAKE_CURRENT_SOURCE_DIR}/nccl/expected.cc ${CMAKE_CURRENT_SOURCE_DIR}/nccl/options.cc
+                 ${CMAKE_CURRENT_SOURCE_DIR}/nccl/options.cc
                  ${CMAKE_CURRENT_SOURCE_DIR}/nccl/paths.cc ${CMAKE_CURRENT_SOURCE_DIR}/nccl/report.cc
                  ${CMAKE_CURRENT_SOURCE_DIR}/nccl/run_files.cc ${CMAKE_CURRENT_SOURCE_DIR}/collective/data.cc)
   target_include_directories(squeeze_nccl_perf_tests PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(squeeze_nccl_perf_tests PRIVATE squeeze_perf_common squeeze_core nlohmann_json::nlohmann_json
+  target_link_libraries(squeeze_nccl_perf_tests PRIVATE squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
                         squeeze_warnings GTest::gtest GTest::gtest_main Threads::Threads)
   target_compile_definitions(squeeze_nccl_perf_tests PRIVATE
     SQUEEZE_PLUGIN_PATH="$<TARGET_FILE:nccl-net-squeeze>" SQUEEZE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
