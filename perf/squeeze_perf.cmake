@@ -8,3 +8,13 @@ target_link_libraries(squeeze-perf PRIVATE squeeze_perf_common squeeze_core nloh
 target_compile_definitions(squeeze-perf PRIVATE SQUEEZE_PLUGIN_PATH="$<TARGET_FILE:nccl-net-squeeze>")
 add_dependencies(squeeze-perf nccl-net-squeeze)
 install(TARGETS squeeze-perf RUNTIME DESTINATION bin)
+
+# A parser written for nccl-tests' output (perf/nccl_table.py), on nccl-tests' own format.
+if(SQUEEZE_BUILD_TESTS)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME perf_table.nccl_tests_format
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/nccl_table_test.py sample)
+    set_tests_properties(perf_table.nccl_tests_format PROPERTIES TIMEOUT 300 LABELS perf)
+  endif()
+endif()
