@@ -29,8 +29,16 @@ if(SQUEEZE_HAVE_CUDA AND SQUEEZE_NCCL_INCLUDE_DIR AND SQUEEZE_NCCL_LIBRARY)
   if(SQUEEZE_BUILD_TESTS)
     # Real NCCL, two ranks on GPU 0: Socket baseline, raw and every codec, results checked.
     add_test(NAME squeeze_nccl_perf_sweep
-             COMMAND squeeze-nccl-perf --sweep -b 1M -e 4M --iters 5 --warmup 2 --check --timeout 600)
+             COMMAND squeeze-nccl-perf --sweep -b 1M -e 4M -n 5 -w 2 -c 1 --timeout 600)
     set_tests_properties(squeeze_nccl_perf_sweep PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS gpu)
+    # Its table read by a parser written for nccl-tests' output (perf/nccl_table.py).
+    find_package(Python3 COMPONENTS Interpreter)
+    if(Python3_Interpreter_FOUND)
+      add_test(NAME perf_table.squeeze_nccl_perf
+               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/nccl_table_test.py tool 2
+                       $<TARGET_FILE:squeeze-nccl-perf> -N 2 -b 64K -e 1M -f 4 -n 5 -w 2 -c 1 --timeout 300)
+      set_tests_properties(perf_table.squeeze_nccl_perf PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS gpu)
+    endif()
   endif()
 else()
   message(STATUS "Squeeze: squeeze-nccl-perf not built (needs CUDA on, nccl.h and libnccl; set NCCL_HOME)")
@@ -48,9 +56,10 @@ if(SQUEEZE_BUILD_TESTS)
   target_include_directories(squeeze_nccl_perf_tests PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(squeeze_nccl_perf_tests PRIVATE squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
                         squeeze_warnings GTest::gtest GTest::gtest_main Threads::Threads)
+  find_package(Python3 COMPONENTS Interpreter)
   target_compile_definitions(squeeze_nccl_perf_tests PRIVATE
     SQUEEZE_PLUGIN_PATH="$<TARGET_FILE:nccl-net-squeeze>" SQUEEZE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    SQUEEZE_NCCL_LIBRARY="")
+    SQUEEZE_NCCL_LIBRARY="" SQUEEZE_PYTHON3="${Python3_EXECUTABLE}")
   add_dependencies(squeeze_nccl_perf_tests nccl-net-squeeze)  # Paths.* looks for it beside the binary
   gtest_discover_tests(squeeze_nccl_perf_tests TEST_PREFIX "nccl_perf." DISCOVERY_TIMEOUT 120
                        PROPERTIES TIMEOUT 300 LABELS perf)

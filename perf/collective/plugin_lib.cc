@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,18 +15,6 @@
 #include "perf/collective/fd.h"
 
 namespace squeeze::perf {
-
-void perf_logger(int level, unsigned long, const char* file, int line, const char* fmt, ...) {
-  // Read once: the plugin may log on every message, and this runs inside the timed loop.
-  static const bool verbose = std::getenv("SQUEEZE_PERF_VERBOSE") != nullptr;
-  if (level > kLogWarn && !verbose) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::fprintf(stderr, "[%s:%d] ", file, line);
-  std::vfprintf(stderr, fmt, ap);
-  std::fprintf(stderr, "\n");
-  va_end(ap);
-}
 
 void check_nccl(int rc, const char* what) {
   if (rc != kNcclSuccess)

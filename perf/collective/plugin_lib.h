@@ -5,13 +5,11 @@
 
 #include <string>
 
+#include "perf/common/plugin_log.h"  // perf_logger, the logger the plugin gets
 #include "plugin/nccl/net_abi.h"
 #include "plugin/nccl/profiler_abi.h"
 
 namespace squeeze::perf {
-
-// NCCL's logger, quiet unless SQUEEZE_PERF_VERBOSE is set (warnings always print).
-void perf_logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
 
 class PluginLib {
  public:

@@ -242,6 +242,11 @@ CliParser& CliParser::default_text(const std::string& text) {
   return *this;
 }
 
+CliParser& CliParser::metavar(const std::string& name) {
+  options_.back().metavar = name;
+  return *this;
+}
+
 CliParser& CliParser::hidden() {
   options_.back().hidden = true;
   return *this;
@@ -301,15 +306,16 @@ CliParser::Outcome CliParser::parse(const std::vector<std::string>& args) {
     }
     Given g{o->id, {a}};
     if (o->kind == Kind::kFlag) {
-      bool value = true;
-      if (has_inline) {
-        if (inline_value == "1")
-          value = true;
-        else if (inline_value == "0")
-          value = false;
-        else
-          return error(name + " '" + inline_value + "': a flag takes no value, or =0 or =1");
+      // nccl-tests writes "-c 1": a flag may be followed by 0 or 1 (no tool takes arguments
+      // that are not options, so the token cannot mean anything else).
+      if (!has_inline && i + 1 < args.size() && (args[i + 1] == "0" || args[i + 1] == "1")) {
+        inline_value = args[++i];
+        g.tokens.push_back(inline_value);
+        has_inline = true;
       }
+      if (has_inline && inline_value != "0" && inline_value != "1")
+        return error(name + " '" + inline_value + "': a flag takes no value, or 0 or 1");
+      const bool value = !has_inline || inline_value == "1";
       *o->flag = value;
       given_.push_back(std::move(g));
       continue;

@@ -3,9 +3,9 @@
 // writes --help from the declarations, with every choice list and default.
 //
 // Syntax: long options `--name VALUE` or `--name=VALUE`, short ones `-x VALUE` or `-xVALUE`;
-// flags take no value (or `--flag=0|1`). Sizes take K/M/G suffixes, binary (1M = 2^20 bytes).
-// A bad command line is one line on stderr naming the option, the value and what is accepted,
-// and exit code 2; only --help prints the usage (on stdout, exit 0).
+// flags take no value, or 0 or 1 (`--flag 1`, `-c 0`, `--flag=0`). Sizes take K/M/G suffixes,
+// binary (1M = 2^20 bytes). A bad command line is one line on stderr naming the option, the value
+// and what is accepted, and exit code 2; only --help prints the usage (on stdout, exit 0).
 #pragma once
 
 #include <cstddef>
@@ -68,6 +68,7 @@ class CliParser {
 
   // Modifiers of the option declared last.
   CliParser& default_text(const std::string& text);  // "" shows no default
+  CliParser& metavar(const std::string& name);       // the value's name in --help ("R")
   CliParser& hidden();                               // parsed, but not listed in --help
 
   struct Outcome {

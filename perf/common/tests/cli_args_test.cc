@@ -106,12 +106,20 @@ TEST(CliParser, LongShortAttachedAndEqualsFormsAllWork) {
   EXPECT_TRUE(t.json);
   EXPECT_TRUE(t.check);
   Tool u;
-  ASSERT_EQ(u.parse({"-b64K", "-n3", "--min", "2K", "--gpus", "1,2", "--check=0"}).status,
-            Status::kOk);
+  ASSERT_EQ(
+      u.parse({"-b64K", "-n3", "--min", "2K", "--gpus", "1,2", "--check=0", "--json", "1"}).status,
+      Status::kOk);
   EXPECT_EQ(u.size, 2u << 10) << "the last of several spellings wins";
   EXPECT_EQ(u.iters, 3);
   EXPECT_EQ(u.gpus, (std::vector<int>{1, 2}));
   EXPECT_FALSE(u.check);
+  EXPECT_TRUE(u.json);
+  Tool v;  // nccl-tests' "-c 0" / "-c 1"
+  ASSERT_EQ(v.parse({"-c", "1", "-n", "2"}).status, Status::kOk);
+  EXPECT_TRUE(v.check);
+  ASSERT_EQ(v.parse({"-c", "0"}).status, Status::kOk);
+  EXPECT_FALSE(v.check);
+  EXPECT_EQ(v.p.given_options()[0].tokens, (std::vector<std::string>{"-c", "0"}));
 }
 
 TEST(CliParser, NothingGivenKeepsTheDefaults) {
@@ -154,7 +162,8 @@ TEST(CliParser, BadValuesNameTheOptionTheValueAndWhatIsAccepted) {
   expect_error({"--tol", "2"}, {"--tol '2'", "a number from 0 to 1"});
   expect_error({"--codec", "bogus"}, {"--codec 'bogus'", "one of raw, quantize or cast"});
   expect_error({"--gpus", "a"}, {"--gpus 'a'", "a comma list of device numbers"});
-  expect_error({"--json=yes"}, {"--json 'yes'", "=0 or =1"});
+  expect_error({"--json=yes"}, {"--json 'yes'", "0 or 1"});
+  expect_error({"--json", "2"}, {"unexpected argument '2'"});
   expect_error({"--size"}, {"--size needs a value", "a size in bytes"});
   expect_error({"--codec"}, {"--codec needs a value", "one of raw"});
 }

@@ -4,8 +4,11 @@
 // the checks that count #wrong are perf/common's, tested in perf/common/tests.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -63,6 +66,51 @@ TEST(Options, RankArgvKeepsOnlyWorkOptions) {
   EXPECT_EQ(o.work_args, (std::vector<std::string>{"-b", "64K", "--collective", "alltoall", "--json"}));
 }
 
+// argv for parse_options.
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "squeeze-nccl-perf");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Options, NcclTestsFlagsHaveNcclTestsMeanings) {
+  Options o = parse({"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "1", "-d", "half", "-o", "max",
+                     "-N", "3"});
+  EXPECT_EQ(o.min_bytes, 64u << 10);
+  EXPECT_EQ(o.max_bytes, 1u << 20);
+  EXPECT_EQ(o.step_factor, 2u);
+  EXPECT_EQ(o.iters, 7) << "-n is nccl-tests' iteration count";
+  EXPECT_EQ(o.warmup, 3);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.dtype, compress::Dtype::kFloat16);
+  EXPECT_EQ(o.op, RedOp::kMax);
+  EXPECT_EQ(o.nranks, 3) << "ranks are -N / --nranks";
+  // Rank processes get the work options verbatim; the launcher adds -N, --rank and the rest.
+  EXPECT_EQ(o.work_args, (std::vector<std::string>{"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "1",
+                                                   "-d", "half", "-o", "max"}));
+  o = parse({"--iters", "4", "--warmup_iters", "1", "--datatype", "bfloat16", "--op", "avg", "--check", "0"});
+  EXPECT_EQ(o.iters, 4);
+  EXPECT_EQ(o.warmup, 1);
+  EXPECT_EQ(o.dtype, compress::Dtype::kBfloat16);
+  EXPECT_EQ(o.op, RedOp::kAvg);
+  EXPECT_FALSE(o.check);
+  o = parse({"--dtype", "float32", "--warmup", "2", "--check"});  // the names it took before
+  EXPECT_EQ(o.dtype, compress::Dtype::kFloat32);
+  EXPECT_EQ(o.warmup, 2);
+  EXPECT_TRUE(o.check);
+}
+
+TEST(Options, BadValuesExitTwoWithOneLine) {
+  EXPECT_EXIT(parse({"-d", "int32"}), ::testing::ExitedWithCode(2),
+              "^squeeze-nccl-perf: -d 'int32': expected one of float, half, bfloat16, float32 or float16\n$");
+  EXPECT_EXIT(parse({"-o", "xor"}), ::testing::ExitedWithCode(2), "^squeeze-nccl-perf: -o 'xor': expected one of sum");
+  EXPECT_EXIT(parse({"--data", "bogus"}), ::testing::ExitedWithCode(2), "--data 'bogus': expected one of embeddings");
+  EXPECT_EXIT(parse({"-b", "abc"}), ::testing::ExitedWithCode(2), "-b 'abc': expected a size in bytes");
+  EXPECT_EXIT(parse({"-N", "1"}), ::testing::ExitedWithCode(2), "-N '1': expected an integer from 2 to 64");
+  EXPECT_EXIT(parse({"--bogus"}), ::testing::ExitedWithCode(2), "unknown option '--bogus'");
+}
+
 TEST(Options, CollectiveChoiceIsSharedWithSqueezePerf) {
   bool ar = false, a2a = false;
   ASSERT_TRUE(parse_collective_choice("both", &ar, &a2a));
@@ -114,6 +162,55 @@ TEST(Report, JsonRowsRoundTripAndBusBwFactors) {
   EXPECT_EQ(back.wrong, -1);
   EXPECT_TRUE(std::isnan(back.max_err));
   EXPECT_FALSE(parse_row_json("not json", &back));
+}
+
+TEST(Report, TableParsesAsNcclTestsOutput) {
+  // The rows squeeze-nccl-perf prints (no GPU needed to print them), read back by a parser
+  // written for nccl-tests' output.
+  if (std::string(SQUEEZE_PYTHON3).empty()) GTEST_SKIP() << "no python3";
+  const std::string path = "/tmp/squeeze-nccl-table-" + std::to_string(getpid()) + ".txt";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  ResultTable table(f);
+  Row r;
+  r.collective = "allreduce";
+  r.bytes = 1 << 20;
+  r.count = 1 << 18;
+  r.type = "float";
+  r.redop = "sum";
+  r.time_us = 123.456;
+  r.algbw = 8.5;
+  r.busbw = 8.5;
+  r.wrong = 0;
+  r.have_ratio = true;
+  r.ratio = 1.84;
+  r.max_err = 2.5e-4;
+  r.bound = "rel=0.001";
+  r.agree = 1;
+  table.header();
+  table.row(table_row(r));
+  r.bytes = 4 << 20;
+  r.count = 1 << 20;
+  r.wrong = -1;  // threshold: no bound stated
+  r.bound = "none(threshold)";
+  r.time_us = 12345.6;
+  table.row(table_row(r));
+  table.footer();
+  std::fclose(f);
+  const std::string out = path + ".json";
+  const std::string cmd = std::string(SQUEEZE_PYTHON3) + " " + SQUEEZE_SOURCE_DIR +
+                          "/perf/nccl_table.py --expect-columns ratio,max_err,bound,agree " + path + " > " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::vector<std::string> lines = read_lines("/tmp", out.substr(5));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("\"size\": 1048576, \"count\": 262144, \"type\": \"float\", \"redop\": \"sum\", \"root\": -1"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("\"bound\": \"rel=0.001\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\"wrong\": null"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("\"avg_busbw\": 8.5"), std::string::npos) << lines[2];
+  std::remove(path.c_str());
+  std::remove(out.c_str());
 }
 
 TEST(RunFiles, PublishAwaitAppendAndCleanUp) {
