@@ -6,6 +6,7 @@
 // columns after it: the compression ratio, the max error against the exact result, the
 // policy's stated bound (#wrong counts the elements beyond it) and rank agreement.
 // See perf/collective/options.cc for the options.
+#include <net/if.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -186,7 +187,22 @@ int main(int argc, char** argv) {
     setenv("SQUEEZE_POLICY", o.policy.c_str(), 1);
   }
   if (!o.baseline_policy.empty() && !readable_policy("--baseline", &o.baseline_policy)) return 2;
-  if (!o.ifname.empty()) setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 1);
+  if (!o.ifname.empty()) {
+    // The plugin's device is picked by this exact name; say so here rather than let the
+    // plugin's init fail for want of an interface.
+    if (if_nametoindex(o.ifname.c_str()) == 0) {
+      std::string names;
+      if (struct if_nameindex* all = if_nameindex()) {
+        for (struct if_nameindex* i = all; i->if_name != nullptr; ++i)
+          names += (names.empty() ? "" : ", ") + std::string(i->if_name);
+        if_freenameindex(all);
+      }
+      std::fprintf(stderr, "squeeze-perf: --ifname '%s': expected a network interface of this host (%s)\n",
+                   o.ifname.c_str(), names.c_str());
+      return 2;
+    }
+    setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 1);
+  }
 
   HostPort where;
   try {

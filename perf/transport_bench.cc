@@ -172,8 +172,10 @@ int run(const Options& o) {
     sizes.push_back(1u << 20);
   std::sort(sizes.begin(), sizes.end());
 
+  std::fflush(nullptr);
   pid_t pid = fork();
   bool parent = pid != 0;
+  squeeze::perf::set_log_tag(parent ? "rank 0" : "rank 1");
   Link l{&net, nullptr, nullptr, -1, std::vector<uint8_t>(o.max, 0x5a)};
   int one = 1;
   if (parent) {

@@ -13,12 +13,12 @@
 #include <stdexcept>
 
 #include "perf/collective/fd.h"
+#include "perf/common/nccl_result.h"
 
 namespace squeeze::perf {
 
 void check_nccl(int rc, const char* what) {
-  if (rc != kNcclSuccess)
-    throw std::runtime_error(std::string("plugin ") + what + " failed with ncclResult " + std::to_string(rc));
+  if (rc != kNcclSuccess) throw std::runtime_error(std::string("plugin ") + what + " failed: " + nccl_result_name(rc));
 }
 
 namespace {

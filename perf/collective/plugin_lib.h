@@ -43,7 +43,7 @@ class PluginLib {
   nccl_profiler_v5* profiler_ = nullptr;
 };
 
-// Throws std::runtime_error "plugin <what> failed with ncclResult N" when rc != 0.
+// Throws std::runtime_error "plugin <what> failed: ncclInvalidUsage (5)" when rc != 0.
 void check_nccl(int rc, const char* what);
 
 }  // namespace squeeze::perf

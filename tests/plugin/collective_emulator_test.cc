@@ -253,6 +253,10 @@ TEST_F(CollectiveEmulator, BadOptionsAreNamed) {
   o = run_tool({"-N", "2", "--copies", "dma"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("--copies 'dma'"), std::string::npos) << o.err;
+  o = run_tool({"-N", "2", "--ifname", "bogus0"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--ifname 'bogus0': expected a network interface of this host (lo"), std::string::npos)
+      << o.err;
   o = run_tool({"-N", "2", "--policy", "/nonexistent/policy.json"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("/nonexistent/policy.json"), std::string::npos) << o.err;
