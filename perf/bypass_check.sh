@@ -9,13 +9,13 @@
 # differed by up to 27% with the same policy in both: more than the effect it looks for.
 #
 #   perf/bypass_check.sh [--runs 10] [--policy config/dlrm-alltoall.json] [--bin PATH] [--json]
-#                        [-- squeeze-perf args (default: -n 2 -b 1M -e 16M -f 4 --iters 100
+#                        [-- squeeze-perf args (default: -N 2 -b 1M -e 16M -f 4 -n 100
 #                         --collective alltoall)]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=10; policy=$root/config/dlrm-alltoall.json; json=0
 bin=${SQUEEZE_PERF:-$root/build/perf/squeeze-perf}
-args=(-n 2 -b 1M -e 16M -f 4 --iters 100 --collective alltoall)
+args=(-N 2 -b 1M -e 16M -f 4 -n 100 --collective alltoall)
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
 while (($#)); do
   case $1 in

@@ -1,17 +1,13 @@
 // squeeze-codec-bench: every codec on every traffic data set, on one CPU core, through the
-// public frame API (encode_frame / decode_frame). Prints a table and JSON lines:
+// public frame API (encode_frame / decode_frame). Prints a table, or with --json JSON lines:
 //   codec, dtype, data, elements, bytes_in, bytes_out, ratio, max_abs_err, bound,
 //   encode_GBps, decode_GBps, device
-// plus a memcpy reference line. GB/s are input (decoded) bytes per second, 10^9 bytes,
-// the median of --iters runs after one warm-up run, by wall clock (or, with --cpu-time,
+// plus a memcpy reference line. GB/s are input (decoded) bytes per second, 10^9 bytes, the median of --iters runs after one warm-up run, by wall clock (or, with --cpu-time,
 // by the thread's CPU time, which a busy shared machine disturbs less).
 // With --gpu (CUDA builds), the same cases on the GPU instead (perf/codec_bench_gpu.cc),
 // each message as one chunk and as a batch of --chunk-byte chunks, checked against the CPU.
-//
-//   squeeze-codec-bench [--size BYTES] [--iters N] [--json] [--codec NAME] [--data NAME]
-//                       [--dtype float32|bfloat16|float16] [--cpu-time]
-//                       [--gpu [--chunk BYTES[,BYTES...]]]
-// --codec and --data select entries whose name starts with the given text.
+// --codec and --data select entries whose name starts with the given text; `--help` lists
+// every option, codec and data set.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,6 +21,8 @@
 #include "compress/codec.h"
 #include "perf/codec_bench_cases.h"
 #include "perf/codec_bench_gpu.h"
+#include "perf/common/cli_args.h"
+#include "perf/common/dtype_names.h"
 #include "perf/common/traffic_gen.h"
 
 namespace {
@@ -59,29 +57,43 @@ bool time_median(int iters, Fn&& fn, double* seconds) {
   return true;
 }
 
-// "0,131072" -> {0, 131072}; false on anything else.
+// "0,128K" -> {0, 131072}; false on anything else.
 bool parse_sizes(const std::string& s, std::vector<std::size_t>* out) {
   out->clear();
   std::size_t at = 0;
   while (at <= s.size()) {
     const std::size_t comma = std::min(s.find(',', at), s.size());
-    const std::string item = s.substr(at, comma - at);
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 18) return false;
-    out->push_back(static_cast<std::size_t>(std::stoull(item)));
+    std::size_t b = 0;
+    if (!squeeze::perf::parse_bytes(s.substr(at, comma - at), &b)) return false;
+    out->push_back(b);
     at = comma + 1;
   }
   return !out->empty();
 }
 
-constexpr const char* kUsage =
-    "usage: squeeze-codec-bench [--size BYTES] [--iters N] [--json] [--codec NAME] [--data NAME]\n"
-    "                           [--dtype float32|bfloat16|float16] [--cpu-time]\n"
-    "                           [--gpu [--chunk BYTES[,BYTES...]]]\n"
-    "  --gpu    the CUDA codecs instead of the CPU ones: each batch timed with cudaEvents, every\n"
-    "           GPU frame compared byte for byte with the CPU's and the GPU decode with the CPU's\n"
-    "           (exit 1 on a difference; SKIP and exit 77 without a CUDA device or CUDA build)\n"
-    "  --chunk  with --gpu: cut each message into chunks of BYTES (whole rows), one batch; 0 = the\n"
-    "           whole message as one chunk (default 0,131072: NCCL's 128 KiB all-to-all chunks)\n";
+std::string joined(const std::vector<std::string>& names) {
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  return all;
+}
+
+// --codec / --data: *into = prefix when it starts one of `names`; else what is accepted.
+std::string select_prefix(const std::string& prefix, const std::vector<std::string>& names,
+                          std::string* into) {
+  for (const std::string& n : names) {
+    if (starts_with(n, prefix)) {
+      *into = prefix;
+      return "";
+    }
+  }
+  return "a name or the start of one of: " + joined(names);
+}
+
+std::vector<std::string> codec_names() {
+  std::vector<std::string> v;
+  for (const Config& c : configs()) v.push_back(c.name);
+  return v;
+}
 
 }  // namespace
 
@@ -90,53 +102,54 @@ int main(int argc, char** argv) {
   int iters = 5;
   bool json_only = false;
   std::string codec_filter, data_filter;
+  std::string dtype_arg = "float";
   Dtype dtype = Dtype::kFloat32;
   bool gpu = false;
   std::vector<std::size_t> chunks;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "codec-bench: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--size") {
-      size = std::stoull(value());
-    } else if (a == "--iters") {
-      iters = std::max(1, std::stoi(value()));
-    } else if (a == "--cpu-time") {
-      g_cpu_time = true;
-    } else if (a == "--gpu") {
-      gpu = true;
-    } else if (a == "--chunk") {
-      const std::string v = value();
-      if (!parse_sizes(v, &chunks)) {
-        std::fprintf(stderr, "codec-bench: --chunk takes byte counts separated by commas, got '%s'\n", v.c_str());
-        return 2;
-      }
-    } else if (a == "--json") {
-      json_only = true;
-    } else if (a == "--codec") {
-      codec_filter = value();
-    } else if (a == "--data") {
-      data_filter = value();
-    } else if (a == "--dtype") {
-      const std::string v = value();
-      if (!parse_dtype(v, &dtype) || !is_float(dtype)) {
-        std::fprintf(stderr, "codec-bench: --dtype must be float32, bfloat16 or float16, got '%s'\n", v.c_str());
-        return 2;
-      }
-    } else {
-      std::fputs(kUsage, stderr);
-      return a == "--help" ? 0 : 2;
-    }
-  }
-  if (!chunks.empty() && !gpu) {
-    std::fprintf(stderr, "codec-bench: --chunk applies to --gpu only\n");
-    return 2;
-  }
+  const std::vector<std::string> codecs = codec_names(), data_sets = squeeze::perf::traffic_names();
+  squeeze::perf::CliParser cli(
+      "squeeze-codec-bench",
+      "Every codec on every traffic data set through the public frame API (encode_frame /\n"
+      "decode_frame), one CPU core, against memcpy: a table, or JSON lines with --json. GB/s are\n"
+      "input bytes per second (10^9), the median of --iters runs after one warm-up run.");
+  cli.section("Work")
+      .bytes("-s,--size", &size, "message bytes per data set")
+      .integer("-n,--iters", &iters, 1, 100000, "timed runs; the median is reported")
+      .custom("--codec", "NAME", "a codec name or its start",
+              "only codecs whose name starts with NAME: " + joined(codecs) +
+                  " (memcpy, the reference, always runs)",
+              [&](const std::string& v) { return select_prefix(v, codecs, &codec_filter); })
+      .default_text("all")
+      .custom("--data", "NAME", "a data set name or its start",
+              "only data sets whose name starts with NAME: " + joined(data_sets),
+              [&](const std::string& v) { return select_prefix(v, data_sets, &data_filter); })
+      .default_text("all")
+      .choice("-d,--dtype", &dtype_arg, squeeze::perf::float_dtype_names(),
+              "element type of the messages")
+      .flag("--cpu-time", &g_cpu_time,
+            "time by the thread's CPU time instead of the wall clock (a busy shared machine "
+            "disturbs it less)")
+      .section("GPU (CUDA builds)")
+      .flag("--gpu", &gpu,
+            "the CUDA codecs instead of the CPU ones: each batch timed with cudaEvents, every GPU "
+            "frame compared byte for byte with the CPU's and the GPU decode with the CPU's (exit 1 "
+            "on a difference; SKIP and exit 77 without a CUDA device or CUDA build)")
+      .custom("--chunk", "BYTES[,BYTES...]", "sizes in bytes separated by commas (K/M/G suffixes)",
+              "with --gpu: cut each message into chunks of BYTES (whole rows), one batch; 0 = the "
+              "whole message as one chunk",
+              [&](const std::string& v) {
+                return parse_sizes(v, &chunks) ? std::string()
+                                               : "sizes in bytes separated by commas, such as 0,128K";
+              })
+      .default_text("0,128K: NCCL's 128 KiB all-to-all chunks")
+      .section("Output")
+      .flag("--json", &json_only,
+            "JSON lines instead of the table: codec, dtype, data, elements, bytes_in, bytes_out, "
+            "ratio, max_abs_err, bound, encode_GBps, decode_GBps, device");
+  cli.parse_or_exit(argc, argv);
+  squeeze::perf::parse_float_dtype(dtype_arg, &dtype);
+  if (size == 0) cli.fail("--size 0: expected at least one byte");
+  if (!chunks.empty() && !gpu) cli.fail("--chunk applies to --gpu only");
   if (gpu) {
 #ifdef SQUEEZE_HAVE_CUDA
     GpuOptions o;
@@ -155,7 +168,6 @@ int main(int argc, char** argv) {
 #endif
   }
 
-  std::vector<std::string> json_lines;
   auto emit = [&](const std::string& codec, const std::string& data, std::size_t elements, std::size_t in_bytes,
                   std::size_t out_bytes, double err, double bound, double enc, double dec, const char* dt) {
     nlohmann::ordered_json j;
@@ -171,8 +183,9 @@ int main(int argc, char** argv) {
     j["encode_GBps"] = enc;
     j["decode_GBps"] = dec;
     j["device"] = "cpu";
-    json_lines.push_back(j.dump());
-    if (!json_only) {
+    if (json_only) {
+      std::printf("%s\n", j.dump().c_str());
+    } else {
       char b[64];
       std::snprintf(b, sizeof b, "%.3g", bound);
       std::printf("%-26s %-8s %-13s %10zu %8.2f %10.3g %10s %8.2f %8.2f\n", codec.c_str(), dt, data.c_str(), in_bytes,
@@ -215,7 +228,7 @@ int main(int argc, char** argv) {
         return (st = decode_frame(std::span(frame.data(), frame_bytes), out, &written)).ok();
       }, &dec);
       if (!ok_dec) {
-        std::fprintf(stderr, "codec-bench: %s on %s failed: %s\n", c.name.c_str(), data.c_str(), st.message().c_str());
+        std::fprintf(stderr, "squeeze-codec-bench: %s on %s failed: %s\n", c.name.c_str(), data.c_str(), st.message().c_str());
         continue;
       }
       const double bytes = static_cast<double>(in.size());
@@ -224,7 +237,5 @@ int main(int argc, char** argv) {
            bytes / enc / 1e9, bytes / dec / 1e9, dtype_name(dtype));
     }
   }
-  if (!json_only) std::printf("\n");
-  for (const std::string& l : json_lines) std::printf("%s\n", l.c_str());
   return 0;
 }

@@ -15,7 +15,7 @@ if(SQUEEZE_HAVE_CUDA AND SQUEEZE_NCCL_INCLUDE_DIR AND SQUEEZE_NCCL_LIBRARY)
                  ${CMAKE_CURRENT_SOURCE_DIR}/collective/data.cc ${CMAKE_CURRENT_SOURCE_DIR}/collective/stats_file.cc)
   target_include_directories(squeeze-nccl-perf PRIVATE ${PROJECT_SOURCE_DIR})
   target_include_directories(squeeze-nccl-perf SYSTEM PRIVATE ${SQUEEZE_NCCL_INCLUDE_DIR})
-  target_link_libraries(squeeze-nccl-perf PRIVATE squeeze_perf_common squeeze_core nlohmann_json::nlohmann_json
+  target_link_libraries(squeeze-nccl-perf PRIVATE squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
                         CUDA::cudart_static squeeze_warnings Threads::Threads ${CMAKE_DL_LIBS})
   get_filename_component(SQUEEZE_NCCL_LIBRARY_REAL ${SQUEEZE_NCCL_LIBRARY} REALPATH)
   target_compile_definitions(squeeze-nccl-perf PRIVATE
@@ -29,8 +29,16 @@ if(SQUEEZE_HAVE_CUDA AND SQUEEZE_NCCL_INCLUDE_DIR AND SQUEEZE_NCCL_LIBRARY)
   if(SQUEEZE_BUILD_TESTS)
     # Real NCCL, two ranks on GPU 0: Socket baseline, raw and every codec, results checked.
     add_test(NAME squeeze_nccl_perf_sweep
-             COMMAND squeeze-nccl-perf --sweep -b 1M -e 4M --iters 5 --warmup 2 --check --timeout 600)
+             COMMAND squeeze-nccl-perf --sweep -b 1M -e 4M -n 5 -w 2 -c 1 --timeout 600)
     set_tests_properties(squeeze_nccl_perf_sweep PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS gpu)
+    # Its table read by a parser written for nccl-tests' output (perf/nccl_table.py).
+    find_package(Python3 COMPONENTS Interpreter)
+    if(Python3_Interpreter_FOUND)
+      add_test(NAME perf_table.squeeze_nccl_perf
+               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/nccl_table_test.py tool 2
+                       $<TARGET_FILE:squeeze-nccl-perf> -N 2 -b 64K -e 1M -f 4 -n 5 -w 2 -c 1 --timeout 300)
+      set_tests_properties(perf_table.squeeze_nccl_perf PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS gpu)
+    endif()
   endif()
 else()
   message(STATUS "Squeeze: squeeze-nccl-perf not built (needs CUDA on, nccl.h and libnccl; set NCCL_HOME)")
@@ -42,15 +50,16 @@ if(SQUEEZE_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)
   add_executable(squeeze_nccl_perf_tests ${CMAKE_CURRENT_SOURCE_DIR}/nccl/tests/nccl_perf_test.cc
-                 ${CMAKE_CURRENT_SOURCE_DIR}/nccl/expected.cc ${CMAKE_CURRENT_SOURCE_DIR}/nccl/options.cc
+                 ${CMAKE_CURRENT_SOURCE_DIR}/nccl/options.cc
                  ${CMAKE_CURRENT_SOURCE_DIR}/nccl/paths.cc ${CMAKE_CURRENT_SOURCE_DIR}/nccl/report.cc
                  ${CMAKE_CURRENT_SOURCE_DIR}/nccl/run_files.cc ${CMAKE_CURRENT_SOURCE_DIR}/collective/data.cc)
   target_include_directories(squeeze_nccl_perf_tests PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(squeeze_nccl_perf_tests PRIVATE squeeze_perf_common squeeze_core nlohmann_json::nlohmann_json
+  target_link_libraries(squeeze_nccl_perf_tests PRIVATE squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
                         squeeze_warnings GTest::gtest GTest::gtest_main Threads::Threads)
+  find_package(Python3 COMPONENTS Interpreter)
   target_compile_definitions(squeeze_nccl_perf_tests PRIVATE
     SQUEEZE_PLUGIN_PATH="$<TARGET_FILE:nccl-net-squeeze>" SQUEEZE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    SQUEEZE_NCCL_LIBRARY="")
+    SQUEEZE_NCCL_LIBRARY="" SQUEEZE_PYTHON3="${Python3_EXECUTABLE}")
   add_dependencies(squeeze_nccl_perf_tests nccl-net-squeeze)  # Paths.* looks for it beside the binary
   gtest_discover_tests(squeeze_nccl_perf_tests TEST_PREFIX "nccl_perf." DISCOVERY_TIMEOUT 120
                        PROPERTIES TIMEOUT 300 LABELS perf)

@@ -1,30 +1,21 @@
 // Loads libnccl-net-squeeze.so and drives its ncclNetPlugin_v11 table the way NCCL's proxy
-// does. Header-only, shared by the perf tools.
+// does. Header-only, shared by the perf tools (with perf/common for the logger and names).
 #pragma once
 
 #include <dlfcn.h>
 #include <sched.h>
 
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "perf/common/nccl_result.h"
+#include "perf/common/plugin_log.h"
 #include "plugin/nccl/net_abi.h"
 
 namespace squeeze::perf {
-
-inline void quiet_logger(int level, unsigned long, const char* file, int line, const char* fmt, ...) {
-  if (level > kLogWarn && getenv("SQUEEZE_PERF_VERBOSE") == nullptr) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "[%s:%d] ", file, line);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n");
-  va_end(ap);
-}
 
 class PluginNet {
  public:
@@ -35,13 +26,13 @@ class PluginNet {
     net_ = static_cast<nccl_net_v11*>(dlsym(lib_, "ncclNetPlugin_v11"));
     if (net_ == nullptr) throw std::runtime_error("plugin has no ncclNetPlugin_v11");
     nccl_net_comm_config cfg{-1};
-    check(net_->init(&ctx_, 1, &cfg, quiet_logger, nullptr), "init");
+    check(net_->init(&ctx_, 1, &cfg, perf_logger, nullptr), "init");
   }
   nccl_net_v11* operator->() const { return net_; }
   void* ctx() const { return ctx_; }
 
   static void check(int rc, const char* what) {
-    if (rc != 0) throw std::runtime_error(std::string("plugin ") + what + " failed with ncclResult " + std::to_string(rc));
+    if (rc != 0) throw std::runtime_error(std::string("plugin ") + what + " failed: " + nccl_result_name(rc));
   }
   // The device whose name is `name`, or 0.
   int device(const std::string& name) const {

@@ -1,9 +1,9 @@
 // squeeze-transport-bench: two processes, sizes 8 B .. 64 MiB, through the plugin's v11
 // ABI (as NCCL's proxy drives it, 8 requests in flight) and, in the same run, through a
-// plain blocking TCP socket as the reference. Prints a table and JSON lines.
+// plain blocking TCP socket as the reference. Prints a table, or JSON lines with --json.
 //
-//   squeeze-transport-bench [--min BYTES] [--max BYTES] [--reps N] [--ifname lo] [--json]
-//                           [--plugin PATH] [--policy FILE]
+//   squeeze-transport-bench [-b BYTES] [-e BYTES] [--reps N] [--ifname lo] [--json]
+//                           [--plugin PATH] [--policy FILE]    (--help lists them)
 // The policy defaults to config/off.json: this measures the transport and the per-message
 // metadata path (describe + decide), with every message raw.
 #include <netinet/in.h>
@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "perf/common/cli_args.h"
 #include "perf/plugin_net.h"
 
 namespace {
@@ -41,14 +42,6 @@ struct Options {
   std::string plugin = SQUEEZE_PLUGIN_PATH;
   std::string policy = SQUEEZE_CONFIG_DIR "/off.json";
 };
-
-std::size_t parse_size(const char* s) {
-  char* end = nullptr;
-  double v = strtod(s, &end);
-  std::string unit = end;
-  double m = unit == "K" || unit == "KiB" ? 1024 : unit == "M" || unit == "MiB" ? 1048576 : unit == "G" ? 1073741824 : 1;
-  return static_cast<std::size_t>(v * m);
-}
 
 // Plain blocking socket helpers for the reference path.
 void send_all(int fd, const uint8_t* p, std::size_t n) {
@@ -179,8 +172,10 @@ int run(const Options& o) {
     sizes.push_back(1u << 20);
   std::sort(sizes.begin(), sizes.end());
 
+  std::fflush(nullptr);
   pid_t pid = fork();
   bool parent = pid != 0;
+  squeeze::perf::set_log_tag(parent ? "rank 0" : "rank 1");
   Link l{&net, nullptr, nullptr, -1, std::vector<uint8_t>(o.max, 0x5a)};
   int one = 1;
   if (parent) {
@@ -214,7 +209,8 @@ int run(const Options& o) {
     if (!o.json)
       printf("%12zu %12.3f %12.3f %8.3f %12.2f %12.2f %8.3f\n", size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat,
              plat > 0 ? plat / slat : 0.0);
-    printf(
+    else
+      printf(
         "{\"bench\":\"transport\",\"transport\":\"%s\",\"ifname\":\"%s\",\"size\":%zu,\"squeeze_GBps\":%.4f,"
         "\"socket_GBps\":%.4f,\"bw_ratio\":%.4f,\"squeeze_lat_us\":%.3f,\"socket_lat_us\":%.3f,\"lat_ratio\":%.4f}\n",
         transport_choice(), o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
@@ -233,31 +229,22 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "%s needs a value\n", a.c_str());
-        exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--min") o.min = parse_size(next());
-    else if (a == "--max") o.max = parse_size(next());
-    else if (a == "--reps") o.reps = atoi(next());
-    else if (a == "--ifname") o.ifname = next();
-    else if (a == "--plugin") o.plugin = next();
-    else if (a == "--policy") o.policy = next();
-    else if (a == "--json") o.json = true;
-    else {
-      fprintf(stderr, "usage: %s [--min B] [--max B] [--reps N] [--ifname IF] [--plugin PATH] [--policy FILE] [--json]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (o.min < 1 || o.max < o.min) {
-    fprintf(stderr, "need 1 <= --min <= --max\n");
-    return 2;
-  }
+  squeeze::perf::CliParser cli(
+      "squeeze-transport-bench",
+      "Two processes, 8 B to 64 MiB, through the plugin's ncclNetPlugin_v11 (8 requests in\n"
+      "flight, as NCCL's proxy) and, in the same run, through a plain blocking TCP socket.");
+  cli.section("Work")
+      .bytes("-b,--min,--minbytes", &o.min, "smallest message; sizes step by 8x, plus 1 MiB")
+      .bytes("-e,--max,--maxbytes", &o.max, "largest message")
+      .integer("--reps", &o.reps, 1, 1000, "runs per size; the best is reported")
+      .text("--ifname", &o.ifname, "IF", "the plugin device (SQUEEZE_SOCKET_IFNAME unless set)")
+      .text("--plugin", &o.plugin, "PATH", "the plugin library")
+      .text("--policy", &o.policy, "FILE",
+            "SQUEEZE_POLICY for the plugin (off.json: raw plus the metadata path)")
+      .section("Output")
+      .flag("--json", &o.json, "JSON lines instead of the table");
+  cli.parse_or_exit(argc, argv);
+  if (o.min < 1 || o.max < o.min) cli.fail("need 1 <= --min <= --max");
   try {
     return run(o);
   } catch (const std::exception& e) {

@@ -30,13 +30,6 @@ bool parse_collective_choice(const std::string& s, bool* allreduce, bool* alltoa
   return true;
 }
 
-bool parse_float_dtype(const std::string& s, compress::Dtype* out) {
-  compress::Dtype d{};
-  if (!compress::parse_dtype(s, &d) || !compress::is_float(d)) return false;
-  *out = d;
-  return true;
-}
-
 uint64_t derive_seed(uint64_t base, uint64_t a, uint64_t b) {
   uint64_t z = base ^ (a * 0xD6E8FEB86659FD93ull) ^ (b * 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -63,8 +56,8 @@ std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint
   return to_dtype(v, d);
 }
 
-void reduce_add(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d) {
-  if (d == compress::Dtype::kFloat32) {
+void reduce(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d, RedOp op) {
+  if (d == compress::Dtype::kFloat32 && (op == RedOp::kSum || op == RedOp::kAvg)) {
     // Blocks through local arrays: no aliasing questions, and the loop vectorizes.
     constexpr std::size_t kBlock = 256;
     float x[kBlock], y[kBlock];
@@ -77,7 +70,12 @@ void reduce_add(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t el
     }
     return;
   }
-  for (std::size_t i = 0; i < elems; ++i) store(dst, i, compress::float_element(a, d, i) + compress::float_element(b, d, i), d);
+  for (std::size_t i = 0; i < elems; ++i)
+    store(dst, i, apply_red_op(op, compress::float_element(a, d, i), compress::float_element(b, d, i)), d);
+}
+
+void premultiply(uint8_t* dst, const uint8_t* src, std::size_t elems, compress::Dtype d, float scale) {
+  for (std::size_t i = 0; i < elems; ++i) store(dst, i, compress::float_element(src, d, i) * scale, d);
 }
 
 namespace {

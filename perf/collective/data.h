@@ -1,5 +1,5 @@
 // The emulator's host-side data: deterministic per-rank inputs from perf/common's traffic
-// generators, converted to the run's dtype; the element-wise sum NCCL's kernel would do
+// generators, converted to the run's dtype; the element-wise reduction NCCL's kernel would do
 // (in float, rounded to the dtype); comparison against an expected result; a fast hash.
 #pragma once
 
@@ -9,11 +9,10 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "perf/common/reduce_op.h"
 
 namespace squeeze::perf {
 
-// "float32" | "bfloat16" | "float16"; false for anything else.
-bool parse_float_dtype(const std::string& s, compress::Dtype* out);
 // --collective of both benchmarks: "allreduce", "alltoall" or "both"; false for anything else.
 bool parse_collective_choice(const std::string& s, bool* allreduce, bool* alltoall);
 
@@ -25,8 +24,13 @@ std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint
 // A seed that differs for every (base, a, b).
 uint64_t derive_seed(uint64_t base, uint64_t a, uint64_t b);
 
-// dst[i] = a[i] + b[i], computed in float and rounded to d (dst may alias a or b).
-void reduce_add(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d);
+// dst[i] = a[i] op b[i], computed in float and rounded to d (dst may alias a or b); kAvg adds
+// (see premultiply).
+void reduce(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d,
+            RedOp op = RedOp::kSum);
+// dst[i] = src[i] * scale in float, rounded to d: how NCCL's avg starts, each rank's input
+// times 1/nranks, then summed.
+void premultiply(uint8_t* dst, const uint8_t* src, std::size_t elems, compress::Dtype d, float scale);
 
 struct Comparison {
   double max_abs_err = 0;    // over elements, in float; NaN where exactly one side is NaN

@@ -7,13 +7,14 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "perf/common/reduce_op.h"
 
 namespace squeeze::perf {
 
 struct Options {
-  // Ranks: -n N forks N local ranks; otherwise --rank/--nranks/--rendezvous run one rank.
+  // Ranks: -N N forks N local ranks; with --rank R, --rendezvous HOST:PORT runs rank R of N.
   int local_ranks = 0;
-  int rank = -1, nranks = 0;
+  int rank = -1, nranks = 2;
   std::string rendezvous;  // HOST:PORT; local default 127.0.0.1:0 (ephemeral)
   std::string ifname;      // SQUEEZE_SOCKET_IFNAME; local default "lo"
   std::string plugin;
@@ -24,10 +25,11 @@ struct Options {
   bool do_allreduce = true, do_alltoall = true;
   std::size_t min_bytes = 1u << 20, max_bytes = 16u << 20;
   std::size_t step_factor = 4;  // sizes multiply by this (nccl-tests -f)
-  int iters = 5, warmup = 5;  // warmup: nccl-tests' default (-w 5)
+  int iters = 5, warmup = 5;    // nccl-tests' -n and -w; warmup: nccl-tests' default (-w 5)
   std::string ar_data = "gradients", a2a_data = "embeddings";
   compress::Dtype dtype = compress::Dtype::kFloat32;
-  std::string dtype_name = "float32";
+  std::string dtype_name = "float";  // nccl-tests' name: float, half, bfloat16
+  RedOp op = RedOp::kSum;            // the all-reduce's reduction (nccl-tests -o)
   bool chain = true;            // play the profiler chain (how --dtype reaches the plugin)
   std::size_t step_bytes = 512 * 1024;   // ring SIMPLE step (NCCL_BUFFSIZE / 8)
   std::size_t p2p_chunk = 128 * 1024;    // all-to-all message size (NCCL_P2P_NET_CHUNKSIZE)
@@ -37,14 +39,14 @@ struct Options {
   bool gpu_copies = false;
   uint64_t seed = 1;
   bool json = false;
-  bool check = false;
-  double max_error = -1;        // < 0: --check wants bit-exact results
+  bool check = false;           // -c 1: exit 1 when a row has #wrong > 0 or ranks that disagree
+  double max_error = -1;        // >= 0: --check also wants max_err <= this
   double timeout_s = 120;
   std::string label;            // copied into every JSON line
 };
 
-// Parses argv. On --help prints usage and exits 0; on a bad option prints what is wrong and
-// the usage to stderr and exits 2.
+// Parses argv (perf/common/cli_args.h). --help prints the usage and exits 0; a bad option is
+// one line on stderr and exit 2.
 Options parse_options(int argc, char** argv);
 
 }  // namespace squeeze::perf

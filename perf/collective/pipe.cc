@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "perf/common/nccl_result.h"
+
 namespace squeeze::perf {
 namespace {
 
@@ -12,7 +14,7 @@ std::string where(const Communicator& c, const char* dir, int peer, std::size_t 
 }
 
 void check(int rc, const std::string& what) {
-  if (rc != kNcclSuccess) throw std::runtime_error(what + ": plugin returned ncclResult " + std::to_string(rc));
+  if (rc != kNcclSuccess) throw std::runtime_error(what + ": plugin returned " + nccl_result_name(rc));
 }
 
 }  // namespace

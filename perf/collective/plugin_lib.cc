@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,24 +13,12 @@
 #include <stdexcept>
 
 #include "perf/collective/fd.h"
+#include "perf/common/nccl_result.h"
 
 namespace squeeze::perf {
 
-void perf_logger(int level, unsigned long, const char* file, int line, const char* fmt, ...) {
-  // Read once: the plugin may log on every message, and this runs inside the timed loop.
-  static const bool verbose = std::getenv("SQUEEZE_PERF_VERBOSE") != nullptr;
-  if (level > kLogWarn && !verbose) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::fprintf(stderr, "[%s:%d] ", file, line);
-  std::vfprintf(stderr, fmt, ap);
-  std::fprintf(stderr, "\n");
-  va_end(ap);
-}
-
 void check_nccl(int rc, const char* what) {
-  if (rc != kNcclSuccess)
-    throw std::runtime_error(std::string("plugin ") + what + " failed with ncclResult " + std::to_string(rc));
+  if (rc != kNcclSuccess) throw std::runtime_error(std::string("plugin ") + what + " failed: " + nccl_result_name(rc));
 }
 
 namespace {

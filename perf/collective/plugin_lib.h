@@ -5,13 +5,11 @@
 
 #include <string>
 
+#include "perf/common/plugin_log.h"  // perf_logger, the logger the plugin gets
 #include "plugin/nccl/net_abi.h"
 #include "plugin/nccl/profiler_abi.h"
 
 namespace squeeze::perf {
-
-// NCCL's logger, quiet unless SQUEEZE_PERF_VERBOSE is set (warnings always print).
-void perf_logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
 
 class PluginLib {
  public:
@@ -45,7 +43,7 @@ class PluginLib {
   nccl_profiler_v5* profiler_ = nullptr;
 };
 
-// Throws std::runtime_error "plugin <what> failed with ncclResult N" when rc != 0.
+// Throws std::runtime_error "plugin <what> failed: ncclInvalidUsage (5)" when rc != 0.
 void check_nccl(int rc, const char* what);
 
 }  // namespace squeeze::perf

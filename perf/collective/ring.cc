@@ -18,8 +18,8 @@ int mod(long a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
 }  // namespace
 
-RingSchedule::RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p)
-    : count_(count), n_(nranks), dtype_(d), elem_(compress::dtype_size(d)) {
+RingSchedule::RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p, RedOp op)
+    : count_(count), n_(nranks), dtype_(d), op_(op), elem_(compress::dtype_size(d)) {
   slice_elems_ = p.step_bytes * static_cast<std::size_t>(p.slice_steps) / elem_;
   const std::size_t chunk_elems = p.step_bytes * static_cast<std::size_t>(p.chunk_steps) / elem_;
   const std::size_t align = std::max<std::size_t>(1, 16 / elem_);  // alignUp(.., 16/sizeof(T))
@@ -60,7 +60,7 @@ void RingSchedule::reference(const std::vector<const uint8_t*>& inputs, uint8_t*
       uint8_t* o = out + b * elem_;
       std::memcpy(o, inputs[static_cast<std::size_t>(mod(j + 1, n_))] + b * elem_, (e - b) * elem_);
       for (int k = 2; k <= n_; ++k)
-        reduce_add(o, o, inputs[static_cast<std::size_t>(mod(j + k, n_))] + b * elem_, e - b, dtype_);
+        reduce(o, o, inputs[static_cast<std::size_t>(mod(j + k, n_))] + b * elem_, e - b, dtype_, op_);
     }
   }
 }
@@ -137,9 +137,9 @@ void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams&
         if (!rp.ready(j)) break;
         expect(j, bytes);
         if (x.step + 1 < static_cast<uint32_t>(n)) {  // recvReduceSend
-          reduce_add(dst, rp.data(j), in + b * es, e - b, s.dtype());
+          reduce(dst, rp.data(j), in + b * es, e - b, s.dtype(), s.op());
         } else if (x.step + 1 == static_cast<uint32_t>(n)) {  // recvReduceCopySend
-          reduce_add(out + b * es, rp.data(j), in + b * es, e - b, s.dtype());
+          reduce(out + b * es, rp.data(j), in + b * es, e - b, s.dtype(), s.op());
           if (bytes) std::memcpy(dst, out + b * es, bytes);
         } else if (bytes) {  // recvCopySend
           std::memcpy(out + b * es, rp.data(j), bytes);

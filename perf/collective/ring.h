@@ -2,7 +2,7 @@
 // src/device/all_reduce.h runRing): the buffer is processed in loops of nranks chunks; in each
 // loop a rank does 2(n-1) steps on one chunk each (send; n-2 x recvReduceSend;
 // recvReduceCopySend; n-2 x recvCopySend; recv), every step as SlicePerChunk (2) messages of
-// up to sliceSteps FIFO steps each, sized as prims_simple.h sizes them. The reduction (what NCCL's kernel does) runs on the host here, in float, rounded to
+// up to sliceSteps FIFO steps each, sized as prims_simple.h sizes them. The reduction (what NCCL's kernel does; sum, prod, min or max) runs on the host here, in float, rounded to
 // the dtype at every hop, so the raw result is bit-identical to the reference below.
 #pragma once
 
@@ -13,6 +13,7 @@
 
 #include "compress/codec.h"
 #include "perf/collective/comm.h"
+#include "perf/common/reduce_op.h"
 
 namespace squeeze::perf {
 
@@ -24,7 +25,9 @@ struct RingParams {
 
 class RingSchedule {
  public:
-  RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p);
+  // op: the reduction each hop applies (the caller premultiplies the inputs for avg and
+  // passes kSum).
+  RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p, RedOp op = RedOp::kSum);
 
   struct Xfer {
     std::size_t loop_off;  // first element of the loop
@@ -42,15 +45,17 @@ class RingSchedule {
   int nranks() const { return n_; }
   std::size_t count() const { return count_; }
   compress::Dtype dtype() const { return dtype_; }
+  RedOp op() const { return op_; }
 
-  // out = what a raw ring produces: per segment j, the ranks' inputs summed in ring order
-  // starting at rank j+1, rounded to the dtype after every addition.
+  // out = what a raw ring produces: per segment j, the ranks' inputs reduced in ring order
+  // starting at rank j+1, rounded to the dtype after every operation.
   void reference(const std::vector<const uint8_t*>& inputs, uint8_t* out) const;
 
  private:
   std::size_t count_;
   int n_;
   compress::Dtype dtype_;
+  RedOp op_;
   std::size_t elem_, slice_elems_;
   std::vector<Xfer> xfers_;
 };

@@ -14,6 +14,9 @@
 #include "perf/collective/data.h"
 #include "perf/collective/ring.h"
 #include "perf/collective/scoped_env.h"
+#include "perf/common/dtype_names.h"
+#include "perf/common/result_check.h"
+#include "perf/common/stated_bound.h"
 
 namespace squeeze::perf {
 namespace {
@@ -23,11 +26,16 @@ using Clock = std::chrono::steady_clock;
 struct Summary {  // one rank's findings, gathered to all
   double max_err = 0;
   uint64_t differing = 0;
+  uint64_t wrong = 0;  // elements beyond the stated bound
   uint64_t hash = 0;
   uint64_t handed = 0, wire = 0;
   int32_t stats_found = 0;
-  int32_t pad = 0;
+  int32_t wrong_applies = 1;
 };
+
+// Elements beyond `bound` in one output (only called for a bound that is not exact: an
+// exact bound counts the elements that differ from the raw ring's result).
+using BoundCheck = std::function<CheckResult(const uint8_t* out, const Bound& bound)>;
 
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 
@@ -40,6 +48,7 @@ struct Untimed {
 struct Arm {
   const PluginLib* lib = nullptr;
   const StatsFile* stats = nullptr;
+  Bound bound;
   bool baseline = false;
   std::optional<Communicator> comm;
   std::vector<double> times;
@@ -69,9 +78,14 @@ Row summarize(RankContext& ctx, Row row, const Arm& arm, bool agreement) {
   row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e3);  // B/us -> GB/s
   row.busbw = row.algbw * busbw_factor(row.collective, row.nranks);
   row.have_ratio = true;
+  row.bound = arm.bound.text;
+  row.agree_required = arm.bound.bitwise;
+  row.wrong = 0;
   for (const Summary& s : all) {
     row.max_err = nan_max(row.max_err, s.max_err);
     row.differing += s.differing;
+    if (s.wrong_applies != 0 && row.wrong >= 0) row.wrong += static_cast<int64_t>(s.wrong);
+    else row.wrong = -1;
     row.handed += s.handed;
     row.wire += s.wire;
     row.have_ratio = row.have_ratio && s.stats_found != 0;
@@ -101,7 +115,8 @@ double paired_speedup(const std::vector<double>& baseline_us, const std::vector<
 // a --baseline instance, each iteration runs on both communicators, in alternating order, so
 // that both see the same machine; rows[0] is the main instance's, rows[1] the baseline's.
 std::vector<Row> measure(RankContext& ctx, CommSpec spec, const Row& row, const std::function<void(Communicator&)>& run,
-                         const uint8_t* out, const uint8_t* want, std::size_t elems, const Untimed& untimed = {}) {
+                         const uint8_t* out, const uint8_t* want, std::size_t elems, const BoundCheck& bound_check,
+                         const Untimed& untimed = {}) {
   const Options& o = ctx.opt;
   Bootstrap& boot = ctx.boot;
   spec.name = "squeeze-perf-" + row.collective + "-" + std::to_string(row.bytes);
@@ -110,11 +125,15 @@ std::vector<Row> measure(RankContext& ctx, CommSpec spec, const Row& row, const 
   spec.timeout_s = o.timeout_s;
   const bool agreement = row.collective == "allreduce";  // only all-reduce outputs agree across ranks
   std::vector<Arm> arms(ctx.baseline_lib ? 2 : 1);
+  const Coll coll = agreement ? Coll::kAllReduce : Coll::kAllToAll;
+  const int n = boot.nranks();
   arms[0].lib = &ctx.lib;
   arms[0].stats = &ctx.stats;
+  arms[0].bound = bound_for(ctx.policy, coll, o.dtype, row.count, n);
   if (ctx.baseline_lib) {
     arms[1].lib = ctx.baseline_lib;
     arms[1].stats = ctx.baseline_stats;
+    arms[1].bound = bound_for(ctx.baseline_policy, coll, o.dtype, row.count, n);
     arms[1].baseline = true;
   }
   for (Arm& a : arms) {
@@ -138,6 +157,15 @@ std::vector<Row> measure(RankContext& ctx, CommSpec spec, const Row& row, const 
       Comparison c = compare(out, want, elems, o.dtype);
       a.mine.max_err = nan_max(a.mine.max_err, c.max_abs_err);
       a.mine.differing += c.differing;
+      if (a.bound.kind == Bound::Kind::kExact) {
+        a.mine.wrong += c.differing;
+      } else if (c.differing != 0) {  // a lossy run that happened to send raw is within any bound
+        const CheckResult chk = bound_check(out, a.bound);
+        a.mine.wrong += chk.wrong;
+        a.mine.wrong_applies = chk.wrong_applies ? 1 : 0;
+      } else {  // what the check would say for a bit-exact output
+        a.mine.wrong_applies = a.bound.kind == Bound::Kind::kNone || (agreement && o.op == RedOp::kProd) ? 0 : 1;
+      }
       if (agreement) a.mine.hash = hash_bytes(out, elems * compress::dtype_size(o.dtype), a.mine.hash);
     }
   }
@@ -168,7 +196,8 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   row.collective = "allreduce";
   row.bytes = count * es;
   row.count = count;
-  row.type = o.dtype_name;
+  row.type = nccl_tests_type_name(o.dtype);
+  row.redop = red_op_name(o.op);
   row.data = o.ar_data;
 
   // Every rank regenerates every rank's input, so each knows the exact result.
@@ -176,12 +205,23 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   std::vector<const uint8_t*> ptrs;
   for (int q = 0; q < n; ++q) inputs.push_back(make_input(o.ar_data, count, derive_seed(o.seed, 1, static_cast<uint64_t>(q)), o.dtype));
   for (const auto& v : inputs) ptrs.push_back(v.data());
+  // avg: as NCCL, each rank's input times 1/n, then a sum (the ring's inputs; the bound check
+  // takes the original ones).
+  std::vector<std::vector<uint8_t>> scaled;
+  std::vector<const uint8_t*> ring_in = ptrs;
+  if (o.op == RedOp::kAvg) {
+    for (std::size_t q = 0; q < ptrs.size(); ++q) {
+      scaled.emplace_back(row.bytes);
+      premultiply(scaled.back().data(), ptrs[q], count, o.dtype, 1.0f / static_cast<float>(n));
+      ring_in[q] = scaled.back().data();
+    }
+  }
   RingParams rp;
   rp.step_bytes = o.step_bytes;
-  RingSchedule sched(count, n, o.dtype, rp);
+  RingSchedule sched(count, n, o.dtype, rp, o.op == RedOp::kAvg ? RedOp::kSum : o.op);
   std::vector<uint8_t> want(row.bytes), out(row.bytes);
-  sched.reference(ptrs, want.data());
-  const uint8_t* in = ptrs[static_cast<std::size_t>(r)];
+  sched.reference(ring_in, want.data());
+  const uint8_t* in = ring_in[static_cast<std::size_t>(r)];
 
   CommSpec spec;
   spec.kind = ConnKind::kRing;
@@ -191,9 +231,12 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
     spec.recv_peers = {(r + n - 1) % n};
   }
   const char* dt = nccl_dtype_name(o.dtype_name);
+  const BoundCheck check = [&](const uint8_t* got, const Bound& b) {
+    return check_allreduce(ptrs, got, count, o.dtype, b, o.op);
+  };
   return measure(
       ctx, spec, row, [&](Communicator& c) { ring_allreduce(c, sched, rp, in, out.data(), dt); }, out.data(), want.data(),
-      count);
+      count, check);
 }
 
 std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
@@ -205,8 +248,9 @@ std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
   Row row;
   row.collective = "alltoall";
   row.bytes = per_peer * un * es;
-  row.count = per_peer * un;
-  row.type = o.dtype_name;
+  row.count = per_peer;  // nccl-tests' count of an all-to-all: per peer
+  row.type = nccl_tests_type_name(o.dtype);
+  row.redop = "none";
   row.data = o.a2a_data;
 
   // Block q of rank s's input is its own data set draw; the receiver regenerates the blocks
@@ -238,9 +282,12 @@ std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
     untimed.collect = [&](Communicator& c) { alltoall_collect(c, in.data(), out.data(), block); };
   }
   const char* dt = nccl_dtype_name(o.dtype_name);
+  const BoundCheck check = [&](const uint8_t* got, const Bound& b) {
+    return check_alltoall(want.data(), got, per_peer, n, o.dtype, b);
+  };
   return measure(
       ctx, spec, row, [&](Communicator& c) { alltoall(c, ap, in.data(), out.data(), per_peer, o.dtype, dt); },
-      out.data(), want.data(), row.count, untimed);
+      out.data(), want.data(), per_peer * un, check, untimed);
 }
 
 }  // namespace squeeze::perf

@@ -1,8 +1,9 @@
 // Runs one collective at one size on this rank: builds the inputs and the exact result,
 // sets up a communicator, runs warm-up and timed iterations (a bootstrap barrier before
-// each; after each a second barrier, then the checks, so no rank's checks share the CPU
-// with another rank's timed iteration), finalizes, and gathers every rank's
-// timings, errors, output hashes and plugin wire statistics into one Row (on rank 0). With
+// each; after each a second barrier, then the checks against the exact result and against
+// the policy's stated bound, so no rank's checks share the CPU with another rank's timed
+// iteration), finalizes, and gathers every rank's timings, errors, elements beyond the
+// bound, output hashes and plugin wire statistics into one Row (on rank 0). With
 // a --baseline instance (baseline_lib), every iteration runs through both instances, in
 // alternating order, and two rows come back: the main instance's first, with its speedup.
 #pragma once
@@ -16,6 +17,7 @@
 #include "perf/collective/plugin_lib.h"
 #include "perf/collective/stats_file.h"
 #include "perf/collective/table.h"
+#include "plugin/policy/policy.h"
 
 namespace squeeze::perf {
 
@@ -29,6 +31,9 @@ struct RankContext {
   uint64_t comm_index = 0;
   const PluginLib* baseline_lib = nullptr;  // --baseline: a private copy of the plugin
   const StatsFile* baseline_stats = nullptr;
+  // The policies the two instances run (null: no compression), for the bound each states.
+  const policy::Policy* policy = nullptr;
+  const policy::Policy* baseline_policy = nullptr;
 };
 
 std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes);

@@ -7,12 +7,6 @@
 
 namespace squeeze::perf {
 
-double busbw_factor(const std::string& collective, int nranks) {
-  const double n = nranks;
-  if (nranks < 2) return 0;
-  return collective == "allreduce" ? 2.0 * (n - 1) / n : (n - 1) / n;
-}
-
 void print_header(const RunInfo& info) {
   std::printf("# squeeze-perf: %d ranks through %s\n", info.nranks, info.plugin.c_str());
   std::printf("#   policy %s, interface %s, dtype %s\n", info.policy.c_str(),
@@ -25,23 +19,33 @@ void print_header(const RunInfo& info) {
   if (info.gpu_copies)
     std::printf("#   copies gpu: all-to-all time leaves out the copies NCCL's GPU kernels make (user buffer <-> FIFO, "
                 "own block)\n");
+  std::printf("#   time = mean over iterations of the slowest rank's time; busbw = algbw * 2(n-1)/n (all-reduce), "
+              "(n-1)/n (all-to-all), as nccl-tests\n");
+  std::printf("#   #wrong = elements beyond the policy's stated bound, over ranks and iterations (bit-exact where "
+              "nothing lossy applies; N/A = no bound stated)\n");
   std::printf("#   ratio = bytes handed to the plugin / bytes it put on the wire, from the plugin's own "
               "statistics (SQUEEZE_STATS), over the warm-up and timed iterations; \"-\" = not reported\n");
   std::printf("#   max_err = max |result - exact|, exact = the uncompressed ring's result; agree = all ranks' "
-              "all-reduce outputs bit-identical\n");
-  std::printf("#\n%-10s %12s %11s %9s %13s %10s %9s %9s %7s %10s %6s\n", "# coll", "size(B)", "count", "type", "data",
-              "time(us)", "algbw", "busbw", "ratio", "max_err", "agree");
-  std::printf("%-10s %12s %11s %9s %13s %10s %9s %9s %7s %10s %6s\n", "#", "", "", "", "", "", "(GB/s)", "(GB/s)", "", "",
-              "");
+              "all-reduce outputs bit-identical (\"no\" where the policy does not keep them so)\n");
+  std::fflush(stdout);
 }
 
-void print_row(const Row& r) {
-  char ratio[32] = "-";
-  if (r.have_ratio) std::snprintf(ratio, sizeof ratio, "%.2f", r.ratio);
-  const char* agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : "NO";
-  std::printf("%-10s %12zu %11zu %9s %13s %10.1f %9.3f %9.3f %7s %10.3g %6s\n", r.collective.c_str(), r.bytes, r.count,
-              r.type.c_str(), r.data.c_str(), r.time_us, r.algbw, r.busbw, ratio, r.max_err, agree);
-  std::fflush(stdout);
+TableRow table_row(const Row& r) {
+  TableRow t;
+  t.bytes = r.bytes;
+  t.count = r.count;
+  t.type = r.type;
+  t.redop = r.redop;
+  t.time_us = r.time_us;
+  t.algbw = r.algbw;
+  t.busbw = r.busbw;
+  t.wrong = r.wrong;
+  t.have_ratio = r.have_ratio;
+  t.ratio = r.ratio;
+  t.max_err = r.max_err;
+  t.bound = r.bound;
+  t.agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
+  return t;
 }
 
 void print_baseline(const Row& main, const Row& baseline) {
@@ -60,6 +64,8 @@ void print_json(const Row& r, const RunInfo& info) {
                       {"size", r.bytes},
                       {"count", r.count},
                       {"type", r.type},
+                      {"redop", r.redop},
+                      {"root", -1},
                       {"data", r.data},
                       {"iters", r.iters},
                       {"time_us", num(r.time_us)},
@@ -72,7 +78,10 @@ void print_json(const Row& r, const RunInfo& info) {
                       {"max_abs_err", num(r.max_err)},
                       {"differing", r.differing},
                       {"bit_exact", r.differing == 0},
+                      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
+                      {"bound", r.bound},
                       {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
+                      {"agree_required", r.agree_required},
                       {"policy", r.arm == "baseline" ? info.baseline_policy : info.policy},
                       {"ifname", info.ifname},
                       {"chain", info.chain_active},

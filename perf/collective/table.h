@@ -1,6 +1,6 @@
-// squeeze-perf's output: an nccl-tests-style table (size, count, type, time, algbw, busbw)
-// with the compression ratio, the max abs error and rank agreement added, or the same rows
-// as JSON lines.
+// squeeze-perf's output: nccl-tests' table (perf/common/nccl_table.h) with the compression
+// ratio, the max abs error, the policy's stated bound and rank agreement after nccl-tests'
+// columns, or the same rows as JSON lines.
 #pragma once
 
 #include <cstddef>
@@ -8,13 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "perf/common/nccl_table.h"
+
 namespace squeeze::perf {
 
 struct Row {
   std::string collective;      // "allreduce" | "alltoall"
   std::size_t bytes = 0;       // per rank, as nccl-tests counts it
-  std::size_t count = 0;       // elements per rank (all-to-all: in total, nranks x per peer)
-  std::string type;            // float32 | bfloat16 | float16
+  std::size_t count = 0;       // elements of the call, as nccl-tests counts them (all-to-all: per peer)
+  std::string type;            // nccl-tests' names: float | bfloat16 | half
+  std::string redop;           // sum | prod | min | max | avg; "none" for all-to-all
   std::string data;            // data set name
   int nranks = 0;
   int iters = 0;
@@ -25,7 +28,10 @@ struct Row {
   uint64_t handed = 0, wire = 0;
   double max_err = 0;          // max |out - exact| over ranks and iterations (NaN: NaN mismatch)
   uint64_t differing = 0;      // elements not bit-identical to the exact result, summed over ranks and iterations
+  int64_t wrong = 0;           // elements beyond the stated bound, over ranks and iterations; -1: no bound stated
+  std::string bound;           // the policy's stated bound, one word ("exact", "rel=0.02")
   int agree = -1;              // all-reduce: 1 all ranks bit-identical, 0 not; -1 not applicable
+  bool agree_required = true;  // false where the policy lets all-reduce ranks differ
   std::string arm;             // with --baseline: "main" or "baseline"; else ""
   std::vector<double> iter_us;  // each timed iteration's slowest-rank time
   // Main row with --baseline: the median over iterations of baseline time / this time, the
@@ -42,14 +48,13 @@ struct RunInfo {
   bool gpu_copies = false;  // --copies gpu
 };
 
+// The run's description, as "#" lines before the tables.
 void print_header(const RunInfo& info);
-void print_row(const Row& r);
+// The row in the table's columns.
+TableRow table_row(const Row& r);
 // With --baseline: a comment line after the main row with the baseline's time and ratio and
 // the speedup.
 void print_baseline(const Row& main, const Row& baseline);
 void print_json(const Row& r, const RunInfo& info);
-
-// nccl-tests' bus bandwidth factors: all-reduce 2(n-1)/n, all-to-all (n-1)/n.
-double busbw_factor(const std::string& collective, int nranks);
 
 }  // namespace squeeze::perf

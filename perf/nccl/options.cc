@@ -1,5 +1,6 @@
 #include "perf/nccl/options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -7,81 +8,37 @@
 
 #include "perf/collective/data.h"
 #include "perf/common/cli_args.h"
+#include "perf/common/dtype_names.h"
 #include "perf/common/traffic_gen.h"
 #include "perf/nccl/paths.h"
 
 namespace squeeze::perf::nccl {
 namespace {
 
-const char* kUsage = R"(usage: squeeze-nccl-perf [options]
-All-reduce and all-to-all under real NCCL, N processes on this machine's GPU(s), each with
-its own NCCL_HOSTID so that NCCL sends everything through the network: the Squeeze plugin
-with a policy, or NCCL's own Socket transport. nccl-tests-style table plus ratio, max error
-against an exact host reference, #wrong and rank agreement. Exits 77 without a CUDA device.
+constexpr const char* kAbout =
+    "All-reduce and all-to-all under real NCCL, N processes on this machine's GPU(s), each with\n"
+    "its own NCCL_HOSTID so that NCCL sends everything through the network: the Squeeze plugin\n"
+    "with a policy, or NCCL's own Socket transport. nccl-tests' table and flags (-b -e -f -n -w\n"
+    "-c -d -o) plus ratio, max error against an exact host reference, the policy's bound and\n"
+    "rank agreement. Exits 77 without a CUDA device.";
 
-Mode (one; default: the plugin with its built-in policy or $SQUEEZE_POLICY):
-  --policy FILE            the plugin with this policy (raw: config/off.json)
-  --baseline socket        NCCL's Socket transport, no plugin
-  --sweep                  socket, raw, then each codec (lossless, quantize, threshold, cast)
-                           in one run, with busbw ratios raw/socket and codec/raw
-  --sweep-modes LIST       with --sweep: only these (comma list of the names above)
-Ranks:
-  -n, --nranks N           processes (default 2)
-  --gpus LIST              CUDA devices, rank r on LIST[r % len] (default 0: all on GPU 0)
-  --plugin PATH            the plugin (default: the one built or installed with this tool)
-  --nccl-lib PATH          libnccl to load (default: $SQUEEZE_NCCL_LIB, the CUDA toolkit's
-                           found at build time, then libnccl.so.2 on the loader's path)
-  --ifname IF              NCCL_SOCKET_IFNAME and SQUEEZE_SOCKET_IFNAME (default lo)
-  --bypass auto|off        SQUEEZE_BYPASS for the plugin (off: compress even where it does
-                           not pay; default: inherited)
-  --source-dir DIR         the Squeeze source tree, for config/ and perf/nccl/policies/
-Work:
-  --collective C           allreduce | alltoall | both (default both)
-  -b, --minbytes BYTES     smallest size per rank (default 1M; K/M/G suffixes)
-  -e, --maxbytes BYTES     largest size (default 16M)
-  -f, --stepfactor F       size multiplier (default 4)
-  --iters N                timed iterations per size (default 20; nccl-tests' -n, which
-                           names the ranks here, as in squeeze-perf)
-  -w, --warmup N           untimed iterations first (default 5)
-  --dtype T                float32 | bfloat16 | float16 (default float32)
-  --data NAME              data set for both; --ar-data / --a2a-data for one (defaults:
-                           gradients for all-reduce, embeddings for all-to-all)
-  --a2a-api A              alltoall: ncclAlltoAll (the plugin sees "alltoall"); sendrecv:
-                           grouped ncclSend/ncclRecv (it sees "send"/"recv"); auto (default):
-                           ncclAlltoAll where the loaded NCCL has it (2.28 on)
-  --seed N                 input seed (default 1)
-  --timeout S              seconds for each mode's whole run (default 300)
-Output:
-  --json                   JSON lines instead of the table
-  --label TEXT             adds "label":"TEXT" to every JSON line
-  --check                  exit 1 if any row has #wrong > 0 or ranks that disagree
-  --keep DIR               keep each mode's run files (NCCL ids, per-rank summaries, the
-                           plugin's SQUEEZE_STATS files) under DIR/<mode>/
-)";
+// Launcher options: a rank process gets what the launcher decided instead of these.
+const std::vector<std::string> kLauncherOnly = {
+    "--policy", "--baseline", "--sweep", "--sweep-modes", "--nranks", "--gpus", "--plugin", "--nccl-lib",
+    "--ifname", "--bypass", "--source-dir", "--timeout", "--keep", "--rank", "--run-dir", "--mode"};
 
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "squeeze-nccl-perf: %s\n%s", what.c_str(), kUsage);
-  std::exit(2);
-}
-
-long parse_int(const std::string& opt, const std::string& v, long lo, long hi) {
-  std::optional<long> x = parse_long_in(v, lo, hi);
-  if (!x) fail(opt + " '" + v + "': expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return *x;
-}
-
-void check_data(const std::string& opt, const std::string& name) {
-  std::string known;
-  if (!known_data_set(name, &known)) fail(opt + " '" + name + "': unknown data set (known: " + known + ")");
-}
-
-std::vector<int> parse_gpus(const std::string& v) {
-  std::vector<int> out;
+std::string parse_gpus(const std::string& v, std::vector<int>* out) {
+  std::vector<int> gpus;
   std::stringstream ss(v);
   std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(static_cast<int>(parse_int("--gpus", item, 0, 1023)));
-  if (out.empty()) fail("--gpus '" + v + "': expected a comma list of device numbers");
-  return out;
+  while (std::getline(ss, item, ',')) {
+    const std::optional<long long> g = parse_long_in(item, 0, 1023);
+    if (!g) return "a comma list of device numbers 0 to 1023";
+    gpus.push_back(static_cast<int>(*g));
+  }
+  if (gpus.empty()) return "a comma list of device numbers 0 to 1023";
+  *out = gpus;
+  return "";
 }
 
 }  // namespace
@@ -130,88 +87,87 @@ bool sweep_modes(const std::string& source_dir, const std::string& names, std::v
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  std::string policy, baseline, sweep_names;
-  bool have_policy = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) fail(a + " needs a value");
-      return argv[++i];
-    };
-    auto bytes = [&]() {
-      std::string v = next();
-      std::size_t b = 0;
-      if (!parse_bytes(v, &b)) fail(a + " '" + v + "': expected a size such as 4096, 64K, 1M");
-      return b;
-    };
-    // Options a rank process needs again are remembered verbatim for its argv.
-    const int first = i;
-    bool work = true;
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--policy") policy = next(), have_policy = true, work = false;
-    else if (a == "--baseline") {
-      baseline = next();
-      if (baseline != "socket") fail("--baseline '" + baseline + "': only 'socket' is known");
-      work = false;
-    } else if (a == "--sweep") o.sweep = true, work = false;
-    else if (a == "--sweep-modes") sweep_names = next(), work = false;
-    else if (a == "-n" || a == "--nranks") o.nranks = static_cast<int>(parse_int(a, next(), 1, 64)), work = false;
-    else if (a == "--gpus") o.gpus = parse_gpus(next()), work = false;
-    else if (a == "--plugin") o.plugin = next(), work = false;
-    else if (a == "--nccl-lib") o.nccl_lib = next(), work = false;
-    else if (a == "--ifname") o.ifname = next(), work = false;
-    else if (a == "--bypass") {
-      o.bypass = next();
-      if (o.bypass != "auto" && o.bypass != "off") fail("--bypass '" + o.bypass + "': expected auto or off");
-      work = false;
-    } else if (a == "--source-dir") o.source_dir = next(), work = false;
-    else if (a == "--timeout") o.timeout_s = static_cast<double>(parse_int(a, next(), 1, 86400)), work = false;
-    else if (a == "--keep") o.keep_dir = next(), work = false;
-    else if (a == "--rank") o.rank = static_cast<int>(parse_int(a, next(), 0, 63)), work = false;
-    else if (a == "--run-dir") o.run_dir = next(), work = false;
-    else if (a == "--mode") o.mode_name = next(), work = false;
-    else if (a == "--collective") {
-      std::string c = next();
-      if (!parse_collective_choice(c, &o.do_allreduce, &o.do_alltoall))
-        fail("--collective '" + c + "': expected allreduce, alltoall or both");
-    } else if (a == "-b" || a == "--minbytes") o.min_bytes = bytes();
-    else if (a == "-e" || a == "--maxbytes") o.max_bytes = bytes();
-    else if (a == "-f" || a == "--stepfactor") o.step_factor = static_cast<std::size_t>(parse_int(a, next(), 2, 1024));
-    else if (a == "--iters") o.iters = static_cast<int>(parse_int(a, next(), 1, 100000));
-    else if (a == "-w" || a == "--warmup") o.warmup = static_cast<int>(parse_int(a, next(), 0, 100000));
-    else if (a == "--data") o.ar_data = o.a2a_data = next();
-    else if (a == "--ar-data") o.ar_data = next();
-    else if (a == "--a2a-data") o.a2a_data = next();
-    else if (a == "--dtype") {
-      o.dtype_name = next();
-      if (!parse_float_dtype(o.dtype_name, &o.dtype)) fail("--dtype '" + o.dtype_name + "': expected float32, bfloat16 or float16");
-    } else if (a == "--a2a-api") {
-      o.a2a_api = next();
-      if (o.a2a_api != "auto" && o.a2a_api != "alltoall" && o.a2a_api != "sendrecv")
-        fail("--a2a-api '" + o.a2a_api + "': expected auto, alltoall or sendrecv");
-    } else if (a == "--seed") o.seed = static_cast<uint64_t>(parse_int(a, next(), 0, 1L << 62));
-    else if (a == "--json") o.json = true;
-    else if (a == "--label") o.label = next();
-    else if (a == "--check") o.check = true;
-    else fail("unknown option '" + a + "'");
-    if (work)
-      for (int k = first; k <= i; ++k) o.work_args.emplace_back(argv[k]);
+  std::string policy, baseline, sweep_names, collective = "both", data, op = "sum", bypass;
+  CliParser cli("squeeze-nccl-perf", kAbout);
+  cli.section("Mode (one; default: the plugin with its built-in policy or $SQUEEZE_POLICY)")
+      .text("--policy", &policy, "FILE", "the plugin with this policy (raw: config/off.json)")
+      .choice("--baseline", &baseline, {"socket"}, "NCCL's Socket transport, no plugin")
+      .default_text("")
+      .flag("--sweep", &o.sweep,
+            "socket, raw, then each codec (lossless, quantize, threshold, cast) in one run, with "
+            "busbw ratios raw/socket and codec/raw")
+      .text("--sweep-modes", &sweep_names, "LIST",
+            "with --sweep: only these (comma list of socket, raw, lossless, quantize, threshold, cast)")
+      .section("Ranks")
+      .integer("-N,--nranks", &o.nranks, 2, 64, "processes (nccl-tests' -n is --iters here)")
+      .custom("--gpus", "LIST", "a comma list of device numbers",
+              "CUDA devices, rank r on LIST[r % len] (0: all on GPU 0)",
+              [&](const std::string& v) { return parse_gpus(v, &o.gpus); })
+      .default_text("0")
+      .text("--plugin", &o.plugin, "PATH", "the plugin (default: the one built or installed with this tool)")
+      .text("--nccl-lib", &o.nccl_lib, "PATH",
+            "libnccl to load (default: $SQUEEZE_NCCL_LIB, the CUDA toolkit's found at build time, then "
+            "libnccl.so.2 on the loader's path)")
+      .text("--ifname", &o.ifname, "IF", "NCCL_SOCKET_IFNAME and SQUEEZE_SOCKET_IFNAME")
+      .choice("--bypass", &bypass, {"auto", "off"},
+              "SQUEEZE_BYPASS for the plugin (off: compress even where it does not pay)")
+      .default_text("inherited")
+      .text("--source-dir", &o.source_dir, "DIR", "the Squeeze source tree, for config/ and perf/nccl/policies/")
+      .section("Work (nccl-tests' flags)")
+      .choice("--collective", &collective, {"allreduce", "alltoall", "both"}, "the collectives to run")
+      .bytes("-b,--minbytes", &o.min_bytes, "smallest size per rank")
+      .bytes("-e,--maxbytes", &o.max_bytes, "largest size per rank")
+      .integer("-f,--stepfactor", &o.step_factor, 2, 1024, "size multiplier")
+      .integer("-n,--iters", &o.iters, 1, 100000, "timed iterations per size")
+      .integer("-w,--warmup_iters,--warmup", &o.warmup, 0, 100000, "untimed iterations first")
+      .choice("-d,--datatype,--dtype", &o.dtype_name, float_dtype_names(), "element type")
+      .choice("-o,--op", &op, red_op_names(), "all-reduce's reduction (all-to-all has none)")
+      .choice("--data", &data, traffic_names(), "data set for both collectives")
+      .default_text("")
+      .choice("--ar-data", &o.ar_data, traffic_names(), "all-reduce's data set")
+      .choice("--a2a-data", &o.a2a_data, traffic_names(), "all-to-all's data set")
+      .choice("--a2a-api", &o.a2a_api, {"auto", "alltoall", "sendrecv"},
+              "alltoall: ncclAlltoAll (the plugin sees \"alltoall\"); sendrecv: grouped "
+              "ncclSend/ncclRecv (it sees \"send\"/\"recv\"); auto: ncclAlltoAll where the loaded NCCL "
+              "has it (2.28 on)")
+      .integer("--seed", &o.seed, 0, 1LL << 62, "input seed")
+      .number("--timeout", &o.timeout_s, 1, 86400, "seconds for each mode's whole run")
+      .section("Output")
+      .flag("--json", &o.json, "JSON lines instead of the table")
+      .text("--label", &o.label, "TEXT", "adds \"label\":\"TEXT\" to every JSON line")
+      .flag("-c,--check", &o.check,
+            "exit 1 if any row has #wrong > 0 (elements beyond the policy's bound) or ranks that "
+            "disagree; #wrong is counted either way (-c 1, -c 0, or --check alone for 1)")
+      .text("--keep", &o.keep_dir, "DIR",
+            "keep each mode's run files (NCCL ids, per-rank summaries, the plugin's SQUEEZE_STATS files) "
+            "under DIR/<mode>/")
+      .integer("--rank", &o.rank, 0, 63, "internal: this process is rank R")
+      .hidden()
+      .text("--run-dir", &o.run_dir, "DIR", "internal: the run directory")
+      .hidden()
+      .text("--mode", &o.mode_name, "NAME", "internal: the mode's name")
+      .hidden();
+  cli.parse_or_exit(argc, argv);
+  o.bypass = bypass;
+  parse_collective_choice(collective, &o.do_allreduce, &o.do_alltoall);
+  if (!data.empty()) o.ar_data = o.a2a_data = data;
+  parse_float_dtype(o.dtype_name, &o.dtype);
+  parse_red_op(op, &o.op);
+  for (const CliParser::Given& g : cli.given_options()) {
+    if (std::find(kLauncherOnly.begin(), kLauncherOnly.end(), g.option) != kLauncherOnly.end()) continue;
+    o.work_args.insert(o.work_args.end(), g.tokens.begin(), g.tokens.end());
   }
-  check_data("--ar-data", o.ar_data);
-  check_data("--a2a-data", o.a2a_data);
-  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) fail("need 0 < -b <= -e");
-  if (o.nranks < 2 && o.rank < 0) fail("-n must be at least 2: one rank has no network traffic");
+  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) cli.fail("need 0 < -b <= -e");
+  const bool have_policy = cli.given("--policy");
   const int mode_flags = (have_policy ? 1 : 0) + (!baseline.empty() ? 1 : 0) + (o.sweep ? 1 : 0);
-  if (mode_flags > 1) fail("--policy, --baseline and --sweep exclude each other");
-  if (!sweep_names.empty() && !o.sweep) fail("--sweep-modes needs --sweep");
+  if (mode_flags > 1) cli.fail("--policy, --baseline and --sweep exclude each other");
+  if (!sweep_names.empty() && !o.sweep) cli.fail("--sweep-modes needs --sweep");
   if (o.rank >= 0) return o;  // a rank process: the launcher chose everything else
 
   if (o.source_dir.empty()) o.source_dir = default_source_dir();
   if (o.sweep) {
     std::string error;
-    if (!sweep_modes(o.source_dir, sweep_names, &o.modes, &error)) fail(error);
+    if (!sweep_modes(o.source_dir, sweep_names, &o.modes, &error)) cli.fail(error);
   } else if (!baseline.empty()) {
     o.modes.push_back({"socket", true, ""});
   } else {

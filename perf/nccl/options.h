@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "perf/common/reduce_op.h"
 
 namespace squeeze::perf::nccl {
 
@@ -32,20 +33,21 @@ struct Options {
   std::string bypass;            // SQUEEZE_BYPASS for plugin modes ("" = inherit)
   std::string source_dir;        // where config/ and perf/nccl/policies/ are
 
-  // Work, as nccl-tests names it.
+  // Work, as nccl-tests names it (-b -e -f -n -w -d -o).
   bool do_allreduce = true, do_alltoall = true;
   std::size_t min_bytes = 1u << 20, max_bytes = 16u << 20, step_factor = 4;
   int iters = 20, warmup = 5;
   std::string ar_data = "gradients", a2a_data = "embeddings";
   compress::Dtype dtype = compress::Dtype::kFloat32;
-  std::string dtype_name = "float32";
+  std::string dtype_name = "float";  // nccl-tests' name: float, half, bfloat16
+  RedOp op = RedOp::kSum;            // all-reduce's reduction (-o)
   uint64_t seed = 1;
   std::string a2a_api = "auto";  // alltoall (ncclAlltoAll) | sendrecv (grouped ncclSend/ncclRecv) | auto
   double timeout_s = 300;        // per mode, all rows
 
   // Output.
   bool json = false;
-  bool check = false;            // exit 1 on any #wrong or disagreeing ranks
+  bool check = false;            // -c 1: exit 1 on any #wrong or disagreeing ranks
   std::string label;
   std::string keep_dir;          // keep each mode's run files (ids, summaries, stats) here
 
@@ -56,8 +58,9 @@ struct Options {
   std::vector<std::string> work_args;  // the argv a rank process gets (work and output options)
 };
 
-// Parses argv. --help prints the usage and exits 0; a bad option prints what is wrong and
-// exits 2. Policy and plugin paths are not checked here (the launcher does that).
+// Parses argv (perf/common/cli_args.h). --help prints the usage and exits 0; a bad option is
+// one line on stderr and exit 2. Policy and plugin paths are not checked here (the launcher
+// does that).
 Options parse_options(int argc, char** argv);
 
 // The sizes -b..-e by factor -f, as nccl-tests steps them (the last is always -e).

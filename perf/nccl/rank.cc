@@ -17,8 +17,10 @@
 
 #include "perf/collective/data.h"
 #include "perf/collective/stats_file.h"
+#include "perf/common/dtype_names.h"
+#include "perf/common/result_check.h"
+#include "perf/common/stated_bound.h"
 #include "perf/nccl/cuda_res.h"
-#include "perf/nccl/expected.h"
 #include "perf/nccl/report.h"
 #include "perf/nccl/run_files.h"
 #include "plugin/policy/policy_load.h"
@@ -51,6 +53,16 @@ std::string env_or(const char* name, const std::string& dflt) {
 
 ncclDataType_t nccl_type(compress::Dtype d) {
   return d == compress::Dtype::kBfloat16 ? ncclBfloat16 : d == compress::Dtype::kFloat16 ? ncclFloat16 : ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(RedOp op) {
+  switch (op) {
+    case RedOp::kProd: return ncclProd;
+    case RedOp::kMin: return ncclMin;
+    case RedOp::kMax: return ncclMax;
+    case RedOp::kAvg: return ncclAvg;
+    default: return ncclSum;
+  }
 }
 
 ncclUniqueId share_id(const Ctx& c, int k) {
@@ -102,13 +114,15 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
   std::size_t per_peer = 0;
   if (coll == Coll::kAllReduce) {
     row->count = bytes / es;
+    row->bytes = row->count * es;
     for (std::size_t q = 0; q < un; ++q)
       inputs.push_back(make_input(o.ar_data, row->count, derive_seed(o.seed, 1, q), o.dtype));
   } else {
     per_peer = bytes / es / un;
-    row->count = per_peer * un;
-    in.resize(row->count * es);
-    want.resize(row->count * es);
+    row->count = per_peer;  // nccl-tests' count of an all-to-all: per peer
+    row->bytes = per_peer * un * es;
+    in.resize(row->bytes);
+    want.resize(row->bytes);
     for (std::size_t q = 0; q < un; ++q) {
       auto mine = make_input(o.a2a_data, per_peer, derive_seed(o.seed, 2 + me, q), o.dtype);
       auto theirs = make_input(o.a2a_data, per_peer, derive_seed(o.seed, 2 + q, me), o.dtype);
@@ -116,7 +130,6 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
       std::memcpy(want.data() + q * per_peer * es, theirs.data(), per_peer * es);
     }
   }
-  row->bytes = row->count * es;
   const uint8_t* src = coll == Coll::kAllReduce ? inputs[me].data() : in.data();
   std::vector<uint8_t> got(row->bytes);
 
@@ -134,7 +147,7 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
     const ncclDataType_t dt = nccl_type(o.dtype);
     auto launch = [&] {
       if (coll == Coll::kAllReduce) {
-        comm.check(c.lib.AllReduce(send.get(), recv.get(), row->count, dt, ncclSum, comm.get(), stream.get()),
+        comm.check(c.lib.AllReduce(send.get(), recv.get(), row->count, dt, nccl_op(o.op), comm.get(), stream.get()),
                    "ncclAllReduce");
         return;
       }
@@ -163,7 +176,7 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
   if (coll == Coll::kAllReduce) {
     std::vector<const uint8_t*> ptrs;
     for (const auto& v : inputs) ptrs.push_back(v.data());
-    chk = check_allreduce(ptrs, got.data(), row->count, o.dtype, bound);
+    chk = check_allreduce(ptrs, got.data(), row->count, o.dtype, bound, o.op);
     s.hash = hash_bytes(got.data(), got.size());
   } else {
     chk = check_alltoall(want.data(), got.data(), per_peer, c.n, o.dtype, bound);
@@ -184,7 +197,7 @@ Row gather_row(const Ctx& c, int k, Row row, const Bound& bound) {
   row.mode = c.o.mode_name;
   row.nranks = c.n;
   row.iters = c.o.iters;
-  row.type = c.o.dtype_name;
+  row.type = nccl_tests_type_name(c.o.dtype);
   row.bound = bound.text;
   row.agree_required = bound.bitwise;
   row.have_ratio = c.stats != nullptr;
@@ -257,14 +270,20 @@ int run(const Options& o) {
 
   bool ok = true;
   int k = 0;
+  ResultTable table;
   for (Coll coll : {Coll::kAllReduce, Coll::kAllToAll}) {
     if ((coll == Coll::kAllReduce && !o.do_allreduce) || (coll == Coll::kAllToAll && !o.do_alltoall)) continue;
+    const bool table_out = o.rank == 0 && !o.json;
+    if (table_out) {
+      std::printf("# %s: data %s\n", coll_name(coll), coll == Coll::kAllReduce ? o.ar_data.c_str() : o.a2a_data.c_str());
+      table.header();
+    }
     for (std::size_t bytes : size_list(o)) {
       const std::size_t es = compress::dtype_size(o.dtype);
       if (coll == Coll::kAllToAll && bytes < static_cast<std::size_t>(o.nranks) * es) continue;
       Row row;
       row.collective = coll_name(coll);
-      row.redop = coll == Coll::kAllReduce ? "sum" : "none";
+      row.redop = coll == Coll::kAllReduce ? red_op_name(o.op) : "none";
       row.data = coll == Coll::kAllReduce ? o.ar_data : o.a2a_data;
       const std::size_t call_count = coll == Coll::kAllReduce ? bytes / es : bytes / es / static_cast<std::size_t>(o.nranks);
       const Bound bound = bound_for(c.policy.get(), coll, o.dtype, call_count, o.nranks, c.a2a_sendrecv);
@@ -276,13 +295,14 @@ int run(const Options& o) {
           std::printf("%s\n", row_json(row, c.info).c_str());
           std::fflush(stdout);
         } else {
-          print_row(row);
+          table.row(table_row(row));
         }
         append_line(o.run_dir, "rows.jsonl", row_json(row, c.info));
         if (o.check) ok = row_passes(row) && ok;
       }
       ++k;
     }
+    if (table_out) table.footer();
   }
   return ok ? 0 : kExitCheckFailed;
 }

@@ -19,12 +19,6 @@ double get_num(const nlohmann::json& j, const char* k, double dflt) {
 
 }  // namespace
 
-double busbw_factor(const std::string& collective, int nranks) {
-  const double n = nranks;
-  if (nranks < 2) return 0;
-  return collective == "allreduce" ? 2.0 * (n - 1) / n : (n - 1) / n;
-}
-
 void print_header(const RunInfo& i) {
   std::printf("# squeeze-nccl-perf: mode %s, %d ranks, NCCL_NET=%s\n", i.mode.c_str(), i.nranks, i.net.c_str());
   if (!i.plugin.empty()) std::printf("#   plugin %s\n#   policy %s%s\n", i.plugin.c_str(), i.policy.c_str(),
@@ -33,26 +27,29 @@ void print_header(const RunInfo& i) {
               i.ifname.c_str(), i.a2a_api == "sendrecv" ? "grouped ncclSend/ncclRecv" : "ncclAlltoAll");
   std::printf("#   time = slowest rank's mean per iteration (iterations back to back, as nccl-tests); busbw = "
               "algbw * 2(n-1)/n (all-reduce), (n-1)/n (all-to-all)\n");
-  std::printf("#   #wrong = elements beyond the policy's bound (bit-exact where nothing lossy applies; '-' = no bound "
-              "stated); max_err = max |result - exact host result|\n");
+  std::printf("#   #wrong = elements beyond the policy's bound (bit-exact where nothing lossy applies; N/A = no "
+              "bound stated); max_err = max |result - exact host result|\n");
   std::printf("#   ratio = bytes handed to the plugin / bytes on the wire (its SQUEEZE_STATS files); agree = all "
-              "ranks' all-reduce outputs bit-identical\n#\n");
-  std::printf("%-10s %12s %11s %9s %6s %10s %9s %9s %8s %7s %10s %-16s %6s\n", "# coll", "size(B)", "count", "type",
-              "redop", "time(us)", "algbw", "busbw", "#wrong", "ratio", "max_err", "bound", "agree");
-  std::printf("%-10s %12s %11s %9s %6s %10s %9s %9s %8s %7s %10s %-16s %6s\n", "#", "", "", "", "", "", "(GB/s)",
-              "(GB/s)", "", "", "", "", "");
+              "ranks' all-reduce outputs bit-identical\n");
   std::fflush(stdout);
 }
 
-void print_row(const Row& r) {
-  char ratio[32] = "-", wrong[32] = "-";
-  if (r.have_ratio) std::snprintf(ratio, sizeof ratio, "%.2f", r.ratio);
-  if (r.wrong >= 0) std::snprintf(wrong, sizeof wrong, "%lld", static_cast<long long>(r.wrong));
-  const char* agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
-  std::printf("%-10s %12zu %11zu %9s %6s %10.1f %9.3f %9.3f %8s %7s %10.3g %-16s %6s\n", r.collective.c_str(), r.bytes,
-              r.count, r.type.c_str(), r.redop.c_str(), r.time_us, r.algbw, r.busbw, wrong, ratio, r.max_err,
-              r.bound.c_str(), agree);
-  std::fflush(stdout);
+TableRow table_row(const Row& r) {
+  TableRow t;
+  t.bytes = r.bytes;
+  t.count = r.count;
+  t.type = r.type;
+  t.redop = r.redop;
+  t.time_us = r.time_us;
+  t.algbw = r.algbw;
+  t.busbw = r.busbw;
+  t.wrong = r.wrong;
+  t.have_ratio = r.have_ratio;
+  t.ratio = r.ratio;
+  t.max_err = r.max_err;
+  t.bound = r.bound;
+  t.agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
+  return t;
 }
 
 std::string row_json(const Row& r, const RunInfo& i) {
@@ -65,6 +62,7 @@ std::string row_json(const Row& r, const RunInfo& i) {
                       {"count", r.count},
                       {"type", r.type},
                       {"redop", r.redop},
+                      {"root", -1},
                       {"data", r.data},
                       {"iters", r.iters},
                       {"time_us", num(r.time_us)},

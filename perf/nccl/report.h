@@ -1,6 +1,6 @@
-// squeeze-nccl-perf's output: the nccl-tests table (size, count, type, redop, time, algbw,
-// busbw, #wrong) with ratio, max error, the stated bound and rank agreement added; the same
-// rows as JSON lines; and the sweep's summary of busbw by mode.
+// squeeze-nccl-perf's output: nccl-tests' table (perf/common/nccl_table.h) with ratio, max
+// error, the stated bound and rank agreement after nccl-tests' columns; the same rows as JSON
+// lines; and the sweep's summary of busbw by mode.
 #pragma once
 
 #include <cstddef>
@@ -8,14 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "perf/common/nccl_table.h"
+
 namespace squeeze::perf::nccl {
 
 struct Row {
   std::string mode;             // "socket", "raw", "quantize", "plugin", ...
   std::string collective;       // "allreduce" | "alltoall"
   std::size_t bytes = 0;        // per rank, as nccl-tests counts it
-  std::size_t count = 0;        // elements per rank
-  std::string type, redop;      // "float32", "sum" | "none"
+  std::size_t count = 0;        // elements of the call, as nccl-tests counts them (all-to-all: per peer)
+  std::string type, redop;      // nccl-tests' names: "float", "sum" | "none"
   std::string data;             // data set
   int nranks = 0, iters = 0;
   double time_us = 0;           // slowest rank's mean time per iteration
@@ -36,11 +38,10 @@ struct RunInfo {
   int nranks = 0;
 };
 
-// nccl-tests' factors: all-reduce 2(n-1)/n, all-to-all (n-1)/n.
-double busbw_factor(const std::string& collective, int nranks);
-
+// The run's description, as "#" lines before the tables.
 void print_header(const RunInfo& info);
-void print_row(const Row& r);
+// The row in the table's columns.
+TableRow table_row(const Row& r);
 std::string row_json(const Row& r, const RunInfo& info);  // one line, no newline
 bool parse_row_json(const std::string& line, Row* r);     // for the sweep summary
 

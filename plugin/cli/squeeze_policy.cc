@@ -2,7 +2,8 @@
 //   squeeze-policy check FILE
 //   squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P] [--nranks N]
 //                                 [--comm NAME] [--count N]
-// Exit status: 0 success, 1 invalid policy, 2 usage error.
+// Sizes take K/M/G suffixes (binary: 1M = 2^20 bytes), as in the perf tools.
+// Exit status: 0 success, 1 invalid policy, 2 usage error (one line naming it; --help for usage).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -25,13 +26,15 @@ constexpr const char* kUsage =
     "                              [--nranks N] [--comm NAME] [--count N]\n"
     "      print the decision for one message and the rule that made it\n"
     "      C: allreduce alltoall send recv allgather reducescatter broadcast reduce gather scatter\n"
-    "      N (--bytes): the call's size, count x dtype size (per peer for alltoall/send/recv)\n"
+    "      N (--bytes): the call's size, count x dtype size (per peer for alltoall/send/recv);\n"
+    "         4096, 64K, 1M, 2G (K, M, G: 2^10, 2^20, 2^30)\n"
     "      D: float32 bfloat16 float16 float64 int8 uint8 int32 uint32 int64 uint64 ... unknown\n"
     "         (default unknown, as when NCCL's profiler chain is unavailable)\n"
     "      P: simple (default) ll ll128\n";
 
+// One line on stderr; the usage itself only for --help.
 int usage(const std::string& why) {
-  std::fprintf(stderr, "squeeze-policy: %s\n%s", why.c_str(), kUsage);
+  std::fprintf(stderr, "squeeze-policy: %s (squeeze-policy --help shows the usage)\n", why.c_str());
   return 2;
 }
 
@@ -42,6 +45,31 @@ bool parse_u64(const char* s, uint64_t* out) {
   unsigned long long v = std::strtoull(s, &end, 10);
   if (errno != 0 || *end != '\0') return false;
   *out = v;
+  return true;
+}
+
+// "a, b, c": the names of enum values first..count-1.
+template <typename E>
+std::string names(int count, const char* (*name)(E), int first) {
+  std::string out;
+  for (int i = first; i < count; ++i) out += (out.empty() ? "" : ", ") + std::string(name(static_cast<E>(i)));
+  return out;
+}
+
+// A byte count with an optional binary K/M/G suffix (also KiB/MiB/GiB).
+bool parse_size(const char* s, uint64_t* out) {
+  if (s == nullptr || *s < '0' || *s > '9') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  const std::string_view unit = end;
+  unsigned shift = 0;
+  if (unit == "K" || unit == "k" || unit == "KiB") shift = 10;
+  else if (unit == "M" || unit == "m" || unit == "MiB") shift = 20;
+  else if (unit == "G" || unit == "g" || unit == "GiB") shift = 30;
+  else if (!unit.empty() && unit != "B") return false;
+  if (errno != 0 || v > (UINT64_MAX >> shift)) return false;
+  *out = static_cast<uint64_t>(v) << shift;
   return true;
 }
 
@@ -72,27 +100,36 @@ int explain(int argc, char** argv) {
     if (val == nullptr) return usage(std::string(flag) + " needs a value");
     uint64_t n = 0;
     if (flag == "--collective") {
-      if (!parse_collective(val, &m.collective)) return usage(std::string("unknown collective ") + val);
+      if (!parse_collective(val, &m.collective))
+        return usage(std::string("--collective '") + val + "': expected one of " +
+                     names<Collective>(kNumCollectives, collective_name, 1));
       have_coll = true;
     } else if (flag == "--dtype") {
-      if (!parse_dtype(val, &m.dtype)) return usage(std::string("unknown dtype ") + val);
+      if (!parse_dtype(val, &m.dtype))
+        return usage(std::string("--dtype '") + val + "': expected one of " +
+                     names<DataType>(kNumDataTypes, dtype_name, 0));
     } else if (flag == "--proto") {
-      if (!parse_proto(val, &m.proto)) return usage(std::string("unknown protocol ") + val);
+      if (!parse_proto(val, &m.proto))
+        return usage(std::string("--proto '") + val + "': expected one of " +
+                     names<Proto>(kNumProtos, proto_name, 1));
     } else if (flag == "--bytes") {
-      if (!parse_u64(val, &n)) return usage(std::string("--bytes must be a byte count, not ") + val);
+      if (!parse_size(val, &n))
+        return usage(std::string("--bytes '") + val + "': expected a size in bytes such as 4096, 64K, 1M or 2G");
       m.bytes = m.coll_bytes = n;
       have_bytes = true;
     } else if (flag == "--count") {
-      if (!parse_u64(val, &n)) return usage(std::string("--count must be an element count, not ") + val);
+      if (!parse_u64(val, &n)) return usage(std::string("--count '") + val + "': expected an element count");
       m.count = n;
     } else if (flag == "--nranks") {
-      if (!parse_u64(val, &n) || n == 0 || n > INT32_MAX) return usage(std::string("--nranks must be >= 1, not ") + val);
+      if (!parse_u64(val, &n) || n == 0 || n > INT32_MAX)
+        return usage(std::string("--nranks '") + val + "': expected an integer >= 1");
       m.nranks = static_cast<int32_t>(n);
     } else if (flag == "--comm") {
       comm = val;
       have_comm = true;
     } else {
-      return usage("unknown option " + std::string(flag));
+      return usage("unknown option '" + std::string(flag) +
+                   "' (explain takes --collective, --bytes, --dtype, --proto, --nranks, --comm, --count)");
     }
   }
   if (!have_coll) return usage("explain needs --collective");
@@ -114,7 +151,7 @@ int explain(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return usage("missing command");
+  if (argc < 2) return usage("missing command: check or explain");
   std::string_view cmd = argv[1];
   if (cmd == "check") return check(argc, argv);
   if (cmd == "explain") return explain(argc, argv);
@@ -122,5 +159,5 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  return usage("unknown command " + std::string(cmd));
+  return usage("unknown command '" + std::string(cmd) + "' (commands: check, explain)");
 }

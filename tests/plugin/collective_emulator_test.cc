@@ -119,7 +119,7 @@ void expect_exact_rows(const std::vector<nlohmann::json>& rows, const std::strin
 TEST_F(CollectiveEmulator, RawRunIsExactOnEveryRankForBothCollectives) {
   // Sizes from below one element per rank's segment up to several ring loops (a 32 KiB step
   // makes a loop 3 x 128 KiB), with empty slices, partial tail loops and multi-message peers.
-  Outcome o = run_tool({"-n", "3", "--policy", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--check", "--json",
+  Outcome o = run_tool({"-N", "3", "--policy", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--check", "--json",
                         "-b", "8", "-e", "3M", "-f", "32", "--step", "32K", "--p2p-chunk", "32K", "--data",
                         "activations", "--iters", "2", "--warmup", "0", "--timeout", "30"});
   ASSERT_EQ(o.status, 0) << o.err << o.out;
@@ -130,13 +130,13 @@ TEST_F(CollectiveEmulator, RawRunIsExactOnEveryRankForBothCollectives) {
   EXPECT_EQ(seen, (std::set<std::string>{"allreduce/8", "allreduce/256", "allreduce/8192", "allreduce/262144",
                                          "allreduce/3145728", "alltoall/252", "alltoall/8184", "alltoall/262140",
                                          "alltoall/3145728"}));
-  expect_exact_rows(rows, "float32");
+  expect_exact_rows(rows, "float");
   for (const auto& r : rows) EXPECT_EQ(r["policy"].get<std::string>().find("off.json") != std::string::npos, true);
 }
 
 TEST_F(CollectiveEmulator, DefaultPolicyIsBitExactInBfloat16) {
   // The built-in policy is lossless only: whatever it compresses must come back bit for bit.
-  Outcome o = run_tool({"-n", "3", "--check", "--json", "--dtype", "bfloat16", "-b", "1M", "-e", "1M", "--iters", "1",
+  Outcome o = run_tool({"-N", "3", "--check", "--json", "--dtype", "bfloat16", "-b", "1M", "-e", "1M", "--iters", "1",
                         "--warmup", "1", "--timeout", "30"});
   ASSERT_EQ(o.status, 0) << o.err << o.out;
   auto rows = json_lines(o.out);
@@ -156,9 +156,9 @@ TEST_F(CollectiveEmulator, ProfilerChainCarriesTheDtypeToThePolicy) {
   // fast for compression to pay.
   const std::string policy = std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json";
   setenv("SQUEEZE_BYPASS", "off", 1);
-  Outcome on = run_tool({"-n", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
+  Outcome on = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
                          "--iters", "1", "--warmup", "0", "--check", "--max-error", "0.1", "--timeout", "30"});
-  Outcome off = run_tool({"-n", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
+  Outcome off = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
                           "--iters", "1", "--warmup", "0", "--check", "--chain", "off", "--timeout", "30"});
   unsetenv("SQUEEZE_BYPASS");
   ASSERT_EQ(on.status, 0) << on.err << on.out;
@@ -180,20 +180,20 @@ TEST_F(CollectiveEmulator, GpuCopiesSendTheSameMessagesAndLandTheSameResults) {
   // --copies gpu moves the copies NCCL's GPU kernels make out of the timed region; the
   // plugin must see the same messages: raw stays exact on 3 ranks with odd sizes, and a
   // quantized run puts the same bytes on the wire with the same error as --copies cpu.
-  Outcome raw = run_tool({"-n", "3", "--policy", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--check", "--json",
+  Outcome raw = run_tool({"-N", "3", "--policy", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--check", "--json",
                           "-b", "8184", "-e", "3M", "-f", "24", "--p2p-chunk", "32K", "--collective", "alltoall",
                           "--copies", "gpu", "--iters", "2", "--warmup", "0", "--timeout", "30"});
   ASSERT_EQ(raw.status, 0) << raw.err << raw.out;
   auto rows = json_lines(raw.out);
   ASSERT_EQ(rows.size(), 3u) << raw.out;
-  expect_exact_rows(rows, "float32");
+  expect_exact_rows(rows, "float");
   for (const auto& r : rows) EXPECT_EQ(r["copies"], "gpu");
 
   const std::string policy = std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json";
   setenv("SQUEEZE_BYPASS", "off", 1);
   std::vector<nlohmann::json> got[2];
   for (int g = 0; g < 2; ++g) {
-    Outcome o = run_tool({"-n", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
+    Outcome o = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
                           "--iters", "2", "--warmup", "0", "--check", "--max-error", "0.1", "--copies",
                           g == 0 ? "cpu" : "gpu", "--timeout", "30"});
     ASSERT_EQ(o.status, 0) << o.err << o.out;
@@ -208,17 +208,56 @@ TEST_F(CollectiveEmulator, GpuCopiesSendTheSameMessagesAndLandTheSameResults) {
   EXPECT_EQ(got[1][0]["max_abs_err"], got[0][0]["max_abs_err"]);
 }
 
+TEST_F(CollectiveEmulator, NcclTestsFlagsKeepNcclTestsMeanings) {
+  // -n iterations, -w warm-up, -c check, -d datatype, -o reduction; ranks are -N.
+  Outcome o = run_tool({"-N", "3", "-b", "64K", "-e", "64K", "-n", "2", "-w", "0", "-c", "1", "-d", "bfloat16", "-o",
+                        "max", "--collective", "allreduce", "--json", "--policy",
+                        std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--timeout", "30"});
+  ASSERT_EQ(o.status, 0) << o.err << o.out;
+  auto rows = json_lines(o.out);
+  ASSERT_EQ(rows.size(), 1u) << o.out;
+  EXPECT_EQ(rows[0]["nranks"], 3);
+  EXPECT_EQ(rows[0]["iters"], 2);
+  EXPECT_EQ(rows[0]["type"], "bfloat16");
+  EXPECT_EQ(rows[0]["redop"], "max");
+  EXPECT_EQ(rows[0]["bound"], "exact");
+  EXPECT_EQ(rows[0]["wrong"], 0);
+  EXPECT_EQ(rows[0]["ranks_agree"], true);
+}
+
+TEST_F(CollectiveEmulator, LossyResultsAreJudgedByTheStatedBound) {
+  // -c 1 under a quantizing policy: the all-to-all is not bit-exact, and passes because every
+  // element is within the bound the policy states (rel 0.01 x the schedule's start of 2).
+  const std::string policy = std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json";
+  setenv("SQUEEZE_BYPASS", "off", 1);
+  Outcome o = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
+                        "-n", "1", "-w", "0", "-c", "1", "--timeout", "30"});
+  unsetenv("SQUEEZE_BYPASS");
+  ASSERT_EQ(o.status, 0) << o.err << o.out;
+  auto rows = json_lines(o.out);
+  ASSERT_EQ(rows.size(), 1u) << o.out;
+  EXPECT_EQ(rows[0]["bound"], "rel=0.02");
+  EXPECT_EQ(rows[0]["bit_exact"], false);
+  EXPECT_GT(rows[0]["max_abs_err"].get<double>(), 0.0);
+  EXPECT_EQ(rows[0]["wrong"], 0);
+  EXPECT_GT(rows[0]["ratio"].get<double>(), 2.0);
+}
+
 TEST_F(CollectiveEmulator, BadOptionsAreNamed) {
-  Outcome o = run_tool({"-n", "2", "--dtype", "int8"});
+  Outcome o = run_tool({"-N", "2", "--dtype", "int8"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("--dtype 'int8'"), std::string::npos) << o.err;
-  o = run_tool({"-n", "2", "--data", "nosuch"});
+  o = run_tool({"-N", "2", "--data", "nosuch"});
   EXPECT_EQ(o.status, 2);
-  EXPECT_NE(o.err.find("unknown data set"), std::string::npos) << o.err;
-  o = run_tool({"-n", "2", "--copies", "dma"});
+  EXPECT_NE(o.err.find("--data 'nosuch': expected one of embeddings"), std::string::npos) << o.err;
+  o = run_tool({"-N", "2", "--copies", "dma"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("--copies 'dma'"), std::string::npos) << o.err;
-  o = run_tool({"-n", "2", "--policy", "/nonexistent/policy.json"});
+  o = run_tool({"-N", "2", "--ifname", "bogus0"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--ifname 'bogus0': expected a network interface of this host (lo"), std::string::npos)
+      << o.err;
+  o = run_tool({"-N", "2", "--policy", "/nonexistent/policy.json"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("/nonexistent/policy.json"), std::string::npos) << o.err;
 }
@@ -243,7 +282,7 @@ std::string temp_policy(const std::string& name, const std::string& json) {
 // Runs 3 ranks with the policy, compression forced (loopback is too fast for it to pay).
 std::vector<nlohmann::json> run_codec(const std::string& policy, const std::vector<std::string>& extra) {
   setenv("SQUEEZE_BYPASS", "off", 1);
-  std::vector<std::string> args = {"-n", "3", "--policy", policy, "--json", "-b", "1M", "-e", "1M",
+  std::vector<std::string> args = {"-N", "3", "--policy", policy, "--json", "-b", "1M", "-e", "1M",
                                    "--iters", "1", "--warmup", "1", "--timeout", "60"};
   args.insert(args.end(), extra.begin(), extra.end());
   Outcome o = run_tool(args, 90);
@@ -329,7 +368,7 @@ TEST_F(CollectiveEmulator, PluginRefusesToStartOnAnInvalidPolicy) {
   // the JSON pointer of the fault and the reason; nothing runs under a policy nobody meant.
   std::string p = temp_policy("invalid", R"({"version": 1, "rules": [{"name": "x", "match": {},
       "codec": "threshold", "keep": 1.5}]})");
-  Outcome o = run_tool({"-n", "2", "-b", "1M", "-e", "1M", "--policy", p, "--timeout", "20"});
+  Outcome o = run_tool({"-N", "2", "-b", "1M", "-e", "1M", "--policy", p, "--timeout", "20"});
   EXPECT_NE(o.status, 0);
   EXPECT_NE(o.err.find("refusing to start"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("policy " + p + ": /rules/0/keep: must be in (0, 1]"), std::string::npos) << o.err;
@@ -371,7 +410,7 @@ TEST_F(CollectiveEmulator, BaselineRunsASecondPluginInstanceSideBySideWithItsOwn
 }
 
 TEST_F(CollectiveEmulator, UnreadableBaselinePolicyIsNamed) {
-  Outcome o = run_tool({"-n", "2", "--baseline", "/nonexistent/policy.json", "--iters", "1"});
+  Outcome o = run_tool({"-N", "2", "--baseline", "/nonexistent/policy.json", "--iters", "1"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("--baseline /nonexistent/policy.json"), std::string::npos) << o.err;
 }

@@ -29,7 +29,7 @@ for f in /usr/lib/*/libuc[pstm].so* /usr/lib/*/libibverbs.so* /usr/lib/*/ucx/*.s
   mount --bind "$empty" "$f" && hidden=$((hidden + 1))
 done
 echo "hid $hidden library files"
-out=$(SQUEEZE_TRANSPORT=auto NCCL_DEBUG=INFO SQUEEZE_PERF_VERBOSE=1 "$PERF" -n 2 -b 256K -e 1M -f 4 \
+out=$(SQUEEZE_TRANSPORT=auto NCCL_DEBUG=INFO SQUEEZE_PERF_VERBOSE=1 "$PERF" -N 2 -b 256K -e 1M -f 4 \
       --iters 2 --plugin "$PLUGIN" --policy "$POLICY" --check 2>&1)
 rc=$?
 echo "$out" | grep -E "Using transport|SKIP|check failed|error|FAIL" | sort -u | head -20

@@ -1,18 +1,19 @@
-// squeeze-nccl-perf's host-side logic, which decides what a GPU run reports: the bound each
-// policy states, the checks that count #wrong against the exact result, the size list, the
-// sweep's modes, the JSON rows the sweep summary reads back, and the run-directory files the
-// ranks meet through. No GPU needed.
+// squeeze-nccl-perf's host-side logic, which decides what a GPU run reports: its options, the
+// size list, the sweep's modes, the JSON rows the sweep summary reads back, and the
+// run-directory files the ranks meet through. No GPU needed. (The bound each policy states and
+// the checks that count #wrong are perf/common's, tested in perf/common/tests.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "compress/half.h"
 #include "perf/collective/data.h"
-#include "perf/nccl/expected.h"
 #include "perf/nccl/options.h"
 #include "perf/nccl/paths.h"
 #include "perf/nccl/report.h"
@@ -23,164 +24,6 @@ namespace squeeze::perf::nccl {
 namespace {
 
 using compress::Dtype;
-
-std::shared_ptr<const policy::Policy> load(const std::string& rel) {
-  std::string error;
-  auto p = policy::load_policy((std::string(SQUEEZE_SOURCE_DIR) + "/" + rel).c_str(), &error);
-  EXPECT_TRUE(p) << error;
-  return p;
-}
-
-std::vector<uint8_t> f32(const std::vector<float>& v) {
-  std::vector<uint8_t> out(v.size() * 4);
-  std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-std::vector<float> ramp(std::size_t n, float scale, float offset) {
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * std::sin(static_cast<float>(i) * 0.37f);
-  return v;
-}
-
-TEST(Bound, NoPolicyAndRawAndLosslessAreExact) {
-  EXPECT_EQ(bound_for(nullptr, Coll::kAllReduce, Dtype::kFloat32, 1 << 20, 2).kind, Bound::Kind::kExact);
-  auto off = load("config/off.json");
-  EXPECT_EQ(bound_for(off.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 20, 2).kind, Bound::Kind::kExact);
-  auto lossless = load("config/lossless.json");
-  EXPECT_EQ(bound_for(lossless.get(), Coll::kAllReduce, Dtype::kFloat32, 1 << 20, 2).kind, Bound::Kind::kExact);
-}
-
-TEST(Bound, QuantizeStatesItsRelativeBoundWithTheScheduleStart) {
-  auto q = load("perf/nccl/policies/quantize.json");
-  Bound b = bound_for(q.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 18, 2);
-  EXPECT_EQ(b.kind, Bound::Kind::kRel);
-  EXPECT_DOUBLE_EQ(b.value, 0.01);
-  b = bound_for(q.get(), Coll::kAllReduce, Dtype::kBfloat16, 1 << 18, 2);
-  EXPECT_EQ(b.kind, Bound::Kind::kRel);
-  EXPECT_DOUBLE_EQ(b.value, 0.001);
-  EXPECT_TRUE(b.bitwise);
-  // Below the rule's 64 KiB the call goes raw.
-  EXPECT_EQ(bound_for(q.get(), Coll::kAllToAll, Dtype::kFloat32, 1000, 2).kind, Bound::Kind::kExact);
-  // dlrm-alltoall.json starts its schedule at 2x the bound.
-  auto dlrm = load("config/dlrm-alltoall.json");
-  b = bound_for(dlrm.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 18, 2);
-  EXPECT_EQ(b.kind, Bound::Kind::kRel);
-  EXPECT_DOUBLE_EQ(b.value, 0.02);
-}
-
-TEST(Bound, ThresholdStatesNoneAndCastNamesItsType) {
-  auto t = load("perf/nccl/policies/threshold.json");
-  EXPECT_EQ(bound_for(t.get(), Coll::kAllReduce, Dtype::kFloat32, 1 << 20, 2).kind, Bound::Kind::kNone);
-  EXPECT_EQ(bound_for(t.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 20, 2).kind, Bound::Kind::kExact);
-  auto c = load("perf/nccl/policies/cast.json");
-  Bound b = bound_for(c.get(), Coll::kAllReduce, Dtype::kFloat32, 1 << 20, 2);
-  EXPECT_EQ(b.kind, Bound::Kind::kCast);
-  EXPECT_EQ(b.cast_to, Dtype::kBfloat16);
-  EXPECT_EQ(bound_for(c.get(), Coll::kAllReduce, Dtype::kBfloat16, 1 << 20, 2).kind, Bound::Kind::kExact);  // fp32 only
-}
-
-TEST(CheckAllReduce, TwoRanksMustMatchTheFloatSumBitForBit) {
-  auto a = f32(ramp(1000, 1.0f, 0.1f)), b = f32(ramp(1000, 3.0f, -0.2f));
-  std::vector<float> sum(1000);
-  for (std::size_t i = 0; i < sum.size(); ++i) {
-    float x, y;
-    std::memcpy(&x, &a[4 * i], 4);
-    std::memcpy(&y, &b[4 * i], 4);
-    sum[i] = x + y;
-  }
-  auto got = f32(sum);
-  Bound exact;
-  CheckResult r = check_allreduce({a.data(), b.data()}, got.data(), 1000, Dtype::kFloat32, exact);
-  EXPECT_EQ(r.wrong, 0u);
-  EXPECT_LT(r.max_err, 1e-6);
-  got[4 * 17] ^= 1;  // one ulp off
-  r = check_allreduce({a.data(), b.data()}, got.data(), 1000, Dtype::kFloat32, exact);
-  EXPECT_EQ(r.wrong, 1u);
-}
-
-TEST(CheckAllReduce, ThreeRanksAllowOnlyTheSummationRounding) {
-  auto a = f32(ramp(512, 1.0f, 0.0f)), b = f32(ramp(512, 1e-3f, 5.0f)), c = f32(ramp(512, 7.0f, -1.0f));
-  std::vector<float> other_order(512);
-  for (std::size_t i = 0; i < 512; ++i) {
-    float x, y, z;
-    std::memcpy(&x, &a[4 * i], 4);
-    std::memcpy(&y, &b[4 * i], 4);
-    std::memcpy(&z, &c[4 * i], 4);
-    other_order[i] = (z + y) + x;
-  }
-  auto got = f32(other_order);
-  EXPECT_EQ(check_allreduce({a.data(), b.data(), c.data()}, got.data(), 512, Dtype::kFloat32, Bound{}).wrong, 0u);
-  other_order[3] += 1e-3f;
-  got = f32(other_order);
-  EXPECT_EQ(check_allreduce({a.data(), b.data(), c.data()}, got.data(), 512, Dtype::kFloat32, Bound{}).wrong, 1u);
-}
-
-TEST(CheckAllReduce, RelativeBoundCountsOnlyErrorsBeyondIt) {
-  auto av = ramp(256, 1.0f, 0.0f), bv = ramp(256, 1.0f, 0.0f);
-  auto a = f32(av), b = f32(bv);
-  Bound rel;
-  rel.kind = Bound::Kind::kRel;
-  rel.value = 0.01;  // ranges are ~2 each, so the budget is ~0.04
-  std::vector<float> out(256);
-  for (std::size_t i = 0; i < 256; ++i) out[i] = av[i] + bv[i] + (i == 5 ? 0.03f : i == 9 ? 0.06f : 0.0f);
-  auto got = f32(out);
-  CheckResult r = check_allreduce({a.data(), b.data()}, got.data(), 256, Dtype::kFloat32, rel);
-  EXPECT_EQ(r.wrong, 1u);
-  EXPECT_NEAR(r.max_err, 0.06, 1e-6);
-}
-
-TEST(CheckAllReduce, NonFiniteResultIsWrongAndMaxErrorIsNan) {
-  auto a = f32(ramp(64, 1.0f, 0.0f)), b = f32(ramp(64, 1.0f, 0.0f));
-  std::vector<uint8_t> got(64 * 4, 0xFF);  // what arrives where nothing was written
-  CheckResult r = check_allreduce({a.data(), b.data()}, got.data(), 64, Dtype::kFloat32, Bound{});
-  EXPECT_EQ(r.wrong, 64u);
-  EXPECT_TRUE(std::isnan(r.max_err));
-}
-
-TEST(CheckAllToAll, ExactBlocksAndOneWrongElement) {
-  auto want = f32(ramp(300, 0.1f, 0.0f));
-  auto got = want;
-  EXPECT_EQ(check_alltoall(want.data(), got.data(), 100, 3, Dtype::kFloat32, Bound{}).wrong, 0u);
-  got[4 * 150 + 1] ^= 0x10;
-  CheckResult r = check_alltoall(want.data(), got.data(), 100, 3, Dtype::kFloat32, Bound{});
-  EXPECT_EQ(r.wrong, 1u);
-  EXPECT_GT(r.max_err, 0.0);
-}
-
-TEST(CheckAllToAll, RowBoundUsesTheRowsRange) {
-  // Two rows of 4: a narrow one (range 0.1) and a wide one (range 10).
-  std::vector<float> w = {0.0f, 0.1f, 0.05f, 0.0f, 0.0f, 10.0f, 5.0f, 0.0f, 0.0f, 0.1f, 0.05f, 0.0f};
-  Bound row;
-  row.kind = Bound::Kind::kRelRow;
-  row.value = 0.01;
-  row.row_length = 4;
-  auto want = f32(w);
-  std::vector<float> g = w;
-  g[10] += 0.05f;  // row 2's neighbour is the wide row: 0.05 is within 0.01 * 10
-  auto got = f32(g);
-  EXPECT_EQ(check_alltoall(want.data(), got.data(), 12, 1, Dtype::kFloat32, row).wrong, 0u);
-  row.row_length = 12;  // one row with range 10
-  g[10] += 0.1f;        // now 0.15 off: beyond 0.1
-  got = f32(g);
-  EXPECT_EQ(check_alltoall(want.data(), got.data(), 12, 1, Dtype::kFloat32, row).wrong, 1u);
-}
-
-TEST(CheckAllToAll, CastToBf16IsWithinItsBoundAndThresholdCountsNothing) {
-  std::vector<float> w = ramp(128, 3.0f, 0.5f), g(128);
-  for (std::size_t i = 0; i < w.size(); ++i) g[i] = compress::bf16_to_f32(compress::f32_to_bf16(w[i]));
-  auto want = f32(w), got = f32(g);
-  Bound cast;
-  cast.kind = Bound::Kind::kCast;
-  cast.cast_to = Dtype::kBfloat16;
-  EXPECT_EQ(check_alltoall(want.data(), got.data(), 64, 2, Dtype::kFloat32, cast).wrong, 0u);
-  Bound none;
-  none.kind = Bound::Kind::kNone;
-  CheckResult r = check_alltoall(want.data(), got.data(), 64, 2, Dtype::kFloat32, none);
-  EXPECT_FALSE(r.wrong_applies);
-  EXPECT_EQ(r.wrong, 0u);
-  EXPECT_GT(r.max_err, 0.0);
-}
 
 TEST(Options, SizesStepLikeNcclTests) {
   Options o;
@@ -223,6 +66,51 @@ TEST(Options, RankArgvKeepsOnlyWorkOptions) {
   EXPECT_EQ(o.work_args, (std::vector<std::string>{"-b", "64K", "--collective", "alltoall", "--json"}));
 }
 
+// argv for parse_options.
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "squeeze-nccl-perf");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Options, NcclTestsFlagsHaveNcclTestsMeanings) {
+  Options o = parse({"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "1", "-d", "half", "-o", "max",
+                     "-N", "3"});
+  EXPECT_EQ(o.min_bytes, 64u << 10);
+  EXPECT_EQ(o.max_bytes, 1u << 20);
+  EXPECT_EQ(o.step_factor, 2u);
+  EXPECT_EQ(o.iters, 7) << "-n is nccl-tests' iteration count";
+  EXPECT_EQ(o.warmup, 3);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.dtype, compress::Dtype::kFloat16);
+  EXPECT_EQ(o.op, RedOp::kMax);
+  EXPECT_EQ(o.nranks, 3) << "ranks are -N / --nranks";
+  // Rank processes get the work options verbatim; the launcher adds -N, --rank and the rest.
+  EXPECT_EQ(o.work_args, (std::vector<std::string>{"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "1",
+                                                   "-d", "half", "-o", "max"}));
+  o = parse({"--iters", "4", "--warmup_iters", "1", "--datatype", "bfloat16", "--op", "avg", "--check", "0"});
+  EXPECT_EQ(o.iters, 4);
+  EXPECT_EQ(o.warmup, 1);
+  EXPECT_EQ(o.dtype, compress::Dtype::kBfloat16);
+  EXPECT_EQ(o.op, RedOp::kAvg);
+  EXPECT_FALSE(o.check);
+  o = parse({"--dtype", "float32", "--warmup", "2", "--check"});  // the names it took before
+  EXPECT_EQ(o.dtype, compress::Dtype::kFloat32);
+  EXPECT_EQ(o.warmup, 2);
+  EXPECT_TRUE(o.check);
+}
+
+TEST(Options, BadValuesExitTwoWithOneLine) {
+  EXPECT_EXIT(parse({"-d", "int32"}), ::testing::ExitedWithCode(2),
+              "^squeeze-nccl-perf: -d 'int32': expected one of float, half, bfloat16, float32 or float16\n$");
+  EXPECT_EXIT(parse({"-o", "xor"}), ::testing::ExitedWithCode(2), "^squeeze-nccl-perf: -o 'xor': expected one of sum");
+  EXPECT_EXIT(parse({"--data", "bogus"}), ::testing::ExitedWithCode(2), "--data 'bogus': expected one of embeddings");
+  EXPECT_EXIT(parse({"-b", "abc"}), ::testing::ExitedWithCode(2), "-b 'abc': expected a size in bytes");
+  EXPECT_EXIT(parse({"-N", "1"}), ::testing::ExitedWithCode(2), "-N '1': expected an integer from 2 to 64");
+  EXPECT_EXIT(parse({"--bogus"}), ::testing::ExitedWithCode(2), "unknown option '--bogus'");
+}
+
 TEST(Options, CollectiveChoiceIsSharedWithSqueezePerf) {
   bool ar = false, a2a = false;
   ASSERT_TRUE(parse_collective_choice("both", &ar, &a2a));
@@ -252,15 +140,6 @@ TEST(Paths, BuildTreeExecutableFindsThePluginAndTheSourcesBesideIt) {
   EXPECT_TRUE(file_exists(default_source_dir() + "/perf/nccl/policies/quantize.json")) << default_source_dir();
 }
 
-TEST(Bound, GroupedSendRecvIsDecidedAsSend) {
-  // Both match "send"/"recv" too, because grouped ncclSend/ncclRecv is how PyTorch's
-  // all_to_all_single and nccl-tests' alltoall_perf reach the plugin.
-  auto dlrm = load("config/dlrm-alltoall.json");
-  EXPECT_EQ(bound_for(dlrm.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 18, 2, true).kind, Bound::Kind::kRel);
-  auto q = load("perf/nccl/policies/quantize.json");  // alltoall, send and recv
-  EXPECT_EQ(bound_for(q.get(), Coll::kAllToAll, Dtype::kFloat32, 1 << 18, 2, true).kind, Bound::Kind::kRel);
-}
-
 TEST(Report, JsonRowsRoundTripAndBusBwFactors) {
   EXPECT_DOUBLE_EQ(busbw_factor("allreduce", 2), 1.0);
   EXPECT_DOUBLE_EQ(busbw_factor("alltoall", 4), 0.75);
@@ -283,6 +162,55 @@ TEST(Report, JsonRowsRoundTripAndBusBwFactors) {
   EXPECT_EQ(back.wrong, -1);
   EXPECT_TRUE(std::isnan(back.max_err));
   EXPECT_FALSE(parse_row_json("not json", &back));
+}
+
+TEST(Report, TableParsesAsNcclTestsOutput) {
+  // The rows squeeze-nccl-perf prints (no GPU needed to print them), read back by a parser
+  // written for nccl-tests' output.
+  if (std::string(SQUEEZE_PYTHON3).empty()) GTEST_SKIP() << "no python3";
+  const std::string path = "/tmp/squeeze-nccl-table-" + std::to_string(getpid()) + ".txt";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  ResultTable table(f);
+  Row r;
+  r.collective = "allreduce";
+  r.bytes = 1 << 20;
+  r.count = 1 << 18;
+  r.type = "float";
+  r.redop = "sum";
+  r.time_us = 123.456;
+  r.algbw = 8.5;
+  r.busbw = 8.5;
+  r.wrong = 0;
+  r.have_ratio = true;
+  r.ratio = 1.84;
+  r.max_err = 2.5e-4;
+  r.bound = "rel=0.001";
+  r.agree = 1;
+  table.header();
+  table.row(table_row(r));
+  r.bytes = 4 << 20;
+  r.count = 1 << 20;
+  r.wrong = -1;  // threshold: no bound stated
+  r.bound = "none(threshold)";
+  r.time_us = 12345.6;
+  table.row(table_row(r));
+  table.footer();
+  std::fclose(f);
+  const std::string out = path + ".json";
+  const std::string cmd = std::string(SQUEEZE_PYTHON3) + " " + SQUEEZE_SOURCE_DIR +
+                          "/perf/nccl_table.py --expect-columns ratio,max_err,bound,agree " + path + " > " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::vector<std::string> lines = read_lines("/tmp", out.substr(5));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("\"size\": 1048576, \"count\": 262144, \"type\": \"float\", \"redop\": \"sum\", \"root\": -1"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("\"bound\": \"rel=0.001\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\"wrong\": null"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("\"avg_busbw\": 8.5"), std::string::npos) << lines[2];
+  std::remove(path.c_str());
+  std::remove(out.c_str());
 }
 
 TEST(RunFiles, PublishAwaitAppendAndCleanUp) {
