@@ -24,6 +24,8 @@
 #include "perf/common/cli_args.h"
 #include "perf/common/dtype_names.h"
 #include "perf/common/traffic_gen.h"
+#include "compress/quantize_simd.h"
+#include "plugin/params/params.h"
 
 namespace {
 
@@ -148,6 +150,13 @@ int main(int argc, char** argv) {
             "ratio, max_abs_err, bound, encode_GBps, decode_GBps, device");
   cli.parse_or_exit(argc, argv);
   squeeze::perf::parse_float_dtype(dtype_arg, &dtype);
+  // SQUEEZE_QUANTIZE_SIMD caps the CPU quantize codec's instruction set here as in the plugin.
+  std::string simd_problem;
+  const squeeze::params::Value simd =
+      squeeze::params::Settings::read_env(squeeze::params::Id::kQuantizeSimd, &simd_problem);
+  if (!simd_problem.empty()) cli.fail(simd_problem);
+  if (squeeze::compress::qsimd::Level l{}; simd.set && squeeze::compress::qsimd::parse_level(simd.text, &l))
+    squeeze::compress::qsimd::set_level(l);
   if (size == 0) cli.fail("--size 0: expected at least one byte");
   if (!chunks.empty() && !gpu) cli.fail("--chunk applies to --gpu only");
   if (gpu) {

@@ -32,6 +32,7 @@
 #include "perf/common/nccl_table.h"
 #include "perf/common/plugin_log.h"
 #include "plugin/policy/policy_load.h"
+#include "plugin/params/params.h"
 
 namespace {
 
@@ -109,8 +110,8 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
   RunInfo info;
   info.nranks = o.nranks;
   info.plugin = plugin;
-  const char* pol = std::getenv("SQUEEZE_POLICY");
-  info.policy = pol != nullptr && *pol != '\0' ? pol : "default";
+  const squeeze::params::Value pol = squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr);
+  info.policy = pol.set ? pol.text : "default";
   info.baseline_policy = o.baseline_policy;
   info.ifname = o.ifname;
   info.dtype = nccl_tests_type_name(o.dtype);
@@ -137,7 +138,7 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
     if (l->net()->finalize != nullptr) l->net()->finalize(ctx);
   }
   if (root && !o.json) print_header(info);
-  const auto policy = policy_of(pol != nullptr ? pol : "");
+  const auto policy = policy_of(pol.text);
   const auto baseline_policy = baseline ? policy_of(o.baseline_policy) : nullptr;
 
   // Without the profiler chain the plugin knows no dtype, so nothing lossy applies: exact.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/policy/stats.h"
+#include "plugin/params/params.h"
 
 namespace squeeze::perf {
 namespace {
@@ -55,7 +56,7 @@ void copy_path(char* dst, const std::string& src) {
 }  // namespace
 
 StatsDir::StatsDir(int first_rank, int count) {
-  if (const char* env = std::getenv(policy::kStatsEnv); env != nullptr && *env != '\0') return;
+  if (squeeze::params::Settings::read_env(squeeze::params::Id::kStats, nullptr).set) return;
   std::string dir = "/tmp/squeeze-perf-stats.XXXXXX";
   std::vector<char> buf(dir.begin(), dir.end());
   buf.push_back('\0');
@@ -97,8 +98,8 @@ std::string baseline_template(const std::string& main_template) {
 }
 
 StatsFile::StatsFile(int rank, bool baseline) {
-  if (const char* env = std::getenv(policy::kStatsEnv); env != nullptr && *env != '\0') {
-    template_ = baseline ? baseline_template(env) : env;
+  if (const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kStats, nullptr); env.set) {
+    template_ = baseline ? baseline_template(env.text) : env.text;
     path_ = policy::stats_path_for_rank(template_, rank);
     // A file left by an earlier run would read as this run's counters until the plugin first
     // rewrites it; this process's plugin is about to own that file anyway.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "plugin/nccl/common.h"
+#include "plugin/params/params.h"
 
 namespace squeeze::perf {
 namespace {
@@ -60,7 +61,10 @@ void set_log_tag(const std::string& t) { tag() = t; }
 
 void perf_logger(int level, unsigned long, const char* file, int line, const char* fmt, ...) {
   // Read once: the plugin may log on every message, and this runs inside the timed loop.
-  static const bool verbose = std::getenv("SQUEEZE_PERF_VERBOSE") != nullptr;
+  static const bool verbose = [] {
+    const squeeze::params::Value v = squeeze::params::Settings::read_env(squeeze::params::Id::kPerfVerbose, nullptr);
+    return v.set && v.integer != 0;
+  }();
   if (level > kLogWarn && !verbose) return;
   std::string prefix = tag().empty() ? "" : "[" + tag() + "] ";
   prefix += std::string(level_name(level)) + " [" + (file != nullptr ? file : "?") + ":" +

@@ -11,6 +11,7 @@
 #include "perf/common/dtype_names.h"
 #include "perf/common/traffic_gen.h"
 #include "perf/nccl/paths.h"
+#include "plugin/params/params.h"
 
 namespace squeeze::perf::nccl {
 namespace {
@@ -172,8 +173,8 @@ Options parse_options(int argc, char** argv) {
     o.modes.push_back({"socket", true, ""});
   } else {
     // Named after the policy file: "off", "dlrm-alltoall", ...; "default" for the built-in one.
-    const char* env = std::getenv("SQUEEZE_POLICY");
-    const std::string file = have_policy ? policy : env != nullptr ? env : "";
+    const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr);
+    const std::string file = have_policy ? policy : env.text;
     std::string name = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
     if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
     o.modes.push_back({name.empty() ? "default" : name, false, file});

@@ -1,4 +1,5 @@
 #include "perf/nccl/paths.h"
+#include "plugin/params/params.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,7 +36,8 @@ std::string self_exe() {
 }
 
 std::string default_source_dir() {
-  if (const char* env = std::getenv("SQUEEZE_SOURCE_DIR"); env != nullptr && *env != '\0') return env;
+  if (const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kSourceDir, nullptr); env.set)
+    return env.text;
   const std::string up2 = parent_dir(parent_dir(parent_dir(self_exe())));
   if (file_exists(up2 + "/config/off.json") && file_exists(up2 + "/perf/nccl/policies")) return up2;
   return SQUEEZE_SOURCE_DIR;
@@ -50,7 +52,8 @@ std::string default_plugin_path() {
 
 std::vector<std::string> nccl_lib_candidates() {
   std::vector<std::string> v;
-  if (const char* env = std::getenv("SQUEEZE_NCCL_LIB"); env != nullptr && *env != '\0') v.emplace_back(env);
+  if (const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kNcclLib, nullptr); env.set)
+    v.emplace_back(env.text);
   if (file_exists(SQUEEZE_NCCL_LIBRARY)) v.emplace_back(SQUEEZE_NCCL_LIBRARY);
   v.emplace_back("libnccl.so.2");
   return v;

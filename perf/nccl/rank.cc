@@ -24,6 +24,7 @@
 #include "perf/nccl/report.h"
 #include "perf/nccl/run_files.h"
 #include "plugin/policy/policy_load.h"
+#include "plugin/params/params.h"
 
 namespace squeeze::perf::nccl {
 namespace {
@@ -259,12 +260,12 @@ int run(const Options& o) {
     // goes, which would restart the statistics each row counts by difference.
     if (dlopen(c.info.plugin.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr)
       throw std::runtime_error("cannot load the plugin " + c.info.plugin + ": " + dlerror());
-    const std::string pol = env_or("SQUEEZE_POLICY", "");
+    const std::string pol = squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr).text;
     std::string error;
     c.policy = policy::load_policy(pol.empty() ? nullptr : pol.c_str(), &error);
     if (!c.policy) throw std::runtime_error(error);
     c.info.policy = pol.empty() ? "built-in default" : pol;
-    c.info.bypass = env_or("SQUEEZE_BYPASS", "");
+    c.info.bypass = squeeze::params::Settings::read_env(squeeze::params::Id::kBypass, nullptr).text;
   }
   if (o.rank == 0 && !o.json) print_header(c.info);
 
