@@ -7,6 +7,7 @@
 
 #include "compress/float_element.h"
 #include "compress/half.h"
+#include "plugin/policy/plan.h"
 
 namespace squeeze::perf {
 namespace {
@@ -97,7 +98,9 @@ CheckResult check_allreduce(const std::vector<const uint8_t*>& inputs, const uin
     if (b.kind == Bound::Kind::kRel) range_sum += value_range(inputs[q], 0, count, d);
     if (b.kind == Bound::Kind::kRelRow) rows[q] = row_ranges(inputs[q], 0, count, b.row_length, d);
   }
-  const double hops = b.bitwise ? dn - 1 : 2 * dn - 2;  // lossy hops a cast result went through
+  // Lossy hops a cast result went through (quantize budgets its bound over them).
+  const double hops = policy::allreduce_lossy_hops(
+      static_cast<int32_t>(n), b.bitwise ? policy::Consistency::kBitwise : policy::Consistency::kRelaxed);
   const double cast_u = unit_roundoff(b.cast_to);
   for (std::size_t i = 0; i < count; ++i) {
     double want = 0, abs_sum = 0;

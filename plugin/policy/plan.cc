@@ -2,7 +2,15 @@
 
 namespace squeeze::policy {
 
-double ring_hop_share(int32_t nranks) { return nranks > 2 ? 1.0 / (nranks - 1) : 1.0; }
+int allreduce_lossy_hops(int32_t nranks, Consistency c) {
+  if (nranks < 2) return 0;
+  return c == Consistency::kBitwise ? nranks - 1 : 2 * (nranks - 1);
+}
+
+double allreduce_hop_share(int32_t nranks, Consistency c) {
+  const int hops = allreduce_lossy_hops(nranks, c);
+  return hops > 0 ? 1.0 / hops : 1.0;
+}
 
 // NCCL 2.28.9: ring all-reduce sends 2(n-1) chunks per loop, each chunk ALLREDUCE_CHUNKSTEPS=4
 // NCCL steps posted as isends of ALLREDUCE_SLICESTEPS=2 steps, and the profiler's step counts
@@ -36,11 +44,15 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
   compress::Dtype dtype = d.codec_dtype;
   bool lossy = d.lossy;
   if (d.lossy && m.collective == Collective::kAllReduce) {
-    p.hop_share = ring_hop_share(m.nranks);
+    const Consistency c = d.action->consistency;
+    p.hop_share = allreduce_hop_share(m.nranks, c);
     // Only partial sums may be lossy under bitwise consistency; final values travel exactly,
-    // so every rank ends with the owner's bits. An unknown position is not lossy.
-    if (d.action->consistency == Consistency::kBitwise &&
-        !(m.algo == Algo::kRing && ring_allreduce_partial_sum(m.step, m.nranks))) {
+    // so every rank ends with the owner's bits. An unknown position, or an unknown rank
+    // count (no budget per hop), is not lossy.
+    const bool lossy_hop = c == Consistency::kBitwise
+                               ? m.algo == Algo::kRing && ring_allreduce_partial_sum(m.step, m.nranks)
+                               : allreduce_lossy_hops(m.nranks, c) > 0;
+    if (!lossy_hop) {
       lossy = false;
       if (d.action->fallback == Fallback::kLossless) {
         params = &d.action->fallback_params;

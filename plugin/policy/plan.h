@@ -6,11 +6,13 @@
 //
 // The rules no policy can change are in Policy::decide (LL/LL128 raw, lossy only on float data
 // of a known or assumed dtype). This adds what depends on the path and the collective:
-// - an all-reduce in NCCL's ring re-sends partial sums n-1 times, so each lossy hop gets
-//   1/(n-1) of the rule's bound;
+// - an all-reduce in NCCL's ring re-sends partial sums n-1 times, and under relaxed
+//   consistency forwards final values n-1 more times, so each lossy hop gets an equal share
+//   of the rule's bound and the result stays within it (allreduce_hop_share);
 // - bitwise consistency (the default) keeps every rank's result identical: only the
 //   reduce-scatter half (partial sums) may be lossy on the ring; the all-gather half goes
-//   lossless or raw, so every rank ends with the owner's bits;
+//   lossless or raw, so every rank ends with the owner's bits. With the rank count unknown
+//   no hop is lossy;
 // - data of unknown type is coded as words where the codec prefers it;
 // - on host memory the CPU codecs run only where they pay on the measured link (the gate);
 // - a stream's error-bound schedule and row-dedupe gate.
@@ -71,8 +73,11 @@ struct Plan {
   double hop_share = 1.0;    // the share of the rule's bound this hop may add (ring all-reduce)
 };
 
-// Share of an all-reduce's bound that each lossy ring hop gets: 1/(n-1) for n > 2, else 1.
-double ring_hop_share(int32_t nranks);
+// Lossy hops an element of an n-rank ring all-reduce goes through: the n-1 reduce-scatter
+// hops, and under relaxed consistency the n-1 all-gather hops too. 0 when n is unknown (< 2).
+int allreduce_lossy_hops(int32_t nranks, Consistency c);
+// The share of the rule's bound each lossy hop gets, 1 / allreduce_lossy_hops (1 when 0).
+double allreduce_hop_share(int32_t nranks, Consistency c);
 // True when message `step` of a ring all-reduce proxy op carries a partial sum (the
 // reduce-scatter half), as NCCL 2.28 posts them (see plan.cc).
 bool ring_allreduce_partial_sum(int32_t step, int32_t nranks);

@@ -171,8 +171,23 @@ TEST(Plan, PartialSumsFollowNcclsRingSteps) {
   EXPECT_FALSE(ring_allreduce_partial_sum(3, 2));
   EXPECT_TRUE(ring_allreduce_partial_sum(4, 2));
   EXPECT_FALSE(ring_allreduce_partial_sum(-1, 2));
-  EXPECT_DOUBLE_EQ(ring_hop_share(2), 1.0);
-  EXPECT_DOUBLE_EQ(ring_hop_share(5), 0.25);
+  EXPECT_DOUBLE_EQ(allreduce_hop_share(2, Consistency::kBitwise), 1.0);
+  EXPECT_DOUBLE_EQ(allreduce_hop_share(5, Consistency::kBitwise), 0.25);
+  EXPECT_DOUBLE_EQ(allreduce_hop_share(5, Consistency::kRelaxed), 0.125) << "all-gather hops too";
+  EXPECT_EQ(allreduce_lossy_hops(0, Consistency::kRelaxed), 0) << "unknown rank count";
+}
+
+TEST(Plan, RelaxedAllReduceBudgetsEveryHopAndNeedsTheRankCount) {
+  auto p = parse(R"({"version": 1, "rules": [{"name": "q", "match": {"dtype": ["float32"]},
+      "codec": "quantize", "error_bound": {"mode": "abs", "value": 0.06}, "consistency": "relaxed"}]})");
+  MessageMeta m = msg(Collective::kAllReduce, DataType::kFloat32, 1 << 20);
+  m.nranks = 4;
+  m.step = 7;  // an all-gather hop: lossy too under relaxed consistency
+  Plan plan = plan_message(*p, m, Path::kHost, true, nullptr);
+  EXPECT_TRUE(plan.lossy);
+  EXPECT_DOUBLE_EQ(plan.params.quantize.error_bound, 0.06 / 6) << "3 reduce-scatter + 3 all-gather hops";
+  m.nranks = 0;
+  EXPECT_FALSE(plan_message(*p, m, Path::kHost, true, nullptr).compress) << "no budget without the rank count";
 }
 
 }  // namespace
