@@ -194,7 +194,7 @@ nccl_result_t Net::devices(int* ndev) {
   return kNcclSuccess;
 }
 
-nccl_result_t Net::properties(int dev, nccl_net_props_v11* p) {
+nccl_result_t Net::properties(int dev, nccl_net_props_v12* p) {
   if (!valid_device(dev)) {
     SQ_WARN("getProperties: no device %d", dev);
     return kNcclInvalidUsage;
@@ -219,6 +219,10 @@ nccl_result_t Net::properties(int dev, nccl_net_props_v11* p) {
   p->maxP2pBytes = nccl::kMaxNetSizeBytes;
   p->maxCollBytes = nccl::kMaxNetSizeBytes;
   p->maxMultiRequestSize = 1;
+  // No transport knows which rail or plane its NIC is on: NCCL then leaves both out of its
+  // topology (rail-aware merging and search skip undefined ids).
+  p->railId = nccl::kNetIdUndef;
+  p->planeId = nccl::kNetIdUndef;
   return kNcclSuccess;
 }
 

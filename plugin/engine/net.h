@@ -23,11 +23,13 @@ class Net {
   static Net& instance();
 
   // Idempotent: the first call reads the settings and policy, picks the transport and
-  // discovers devices. `ctx` (v11) receives a new context; null for v8..v10, which share one.
+  // discovers devices. `ctx` (v11, v12) receives a new context; null for v8..v10, which share
+  // one.
   nccl_result_t init(nccl_logger_t log, nccl_profiler_callback_t prof, NetContext** ctx);
   nccl_result_t finalize(NetContext* ctx);
   nccl_result_t devices(int* ndev);
-  nccl_result_t properties(int dev, nccl_net_props_v11* props);
+  // The newest layout (v12); exports/legacy_props.h converts it down for v8..v11.
+  nccl_result_t properties(int dev, nccl_net_props_v12* props);
   nccl_result_t set_attr(NetContext* ctx, const nccl_net_attr_v11* attr);
 
   nccl_result_t listen(NetContext* ctx, int dev, void* handle, void** listen_comm);

@@ -1,4 +1,4 @@
-// ncclNetPlugin_v10 and ncclNetPlugin_v9: thin adapters over the v11 engine. They have no
+// ncclNetPlugin_v10 and ncclNetPlugin_v9: thin adapters over the engine. They have no
 // ctx (the engine's default context stands in); v10 passes a comm config to connect and
 // profiler handles to isend/irecv, v9 passes neither.
 #include "plugin/engine/net.h"
@@ -21,9 +21,9 @@ nccl_result_t init_v9(nccl_logger_t log) {
 }
 nccl_result_t get_properties_v9(int dev, nccl_net_props_v9* p) {
   return guarded("getProperties", [&] {
-    nccl_net_props_v11 full{};
+    nccl_net_props_v12 full{};
     nccl_result_t r = net().properties(dev, &full);
-    if (r == kNcclSuccess) squeeze::plugin::to_v9(full, p);
+    if (r == kNcclSuccess) r = squeeze::plugin::to_v9(full, p);
     return r;
   });
 }

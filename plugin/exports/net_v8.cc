@@ -18,7 +18,7 @@ Net& net() { return Net::instance(); }
 nccl_result_t init(nccl_logger_t log) { return guarded("init", [&] { return net().init(log, nullptr, nullptr); }); }
 nccl_result_t get_properties(int dev, nccl_net_props_v8* p) {
   return guarded("getProperties", [&] {
-    nccl_net_props_v11 full{};
+    nccl_net_props_v12 full{};
     nccl_result_t r = net().properties(dev, &full);
     if (r == kNcclSuccess) squeeze::plugin::to_v8(full, p);
     return r;

@@ -1,7 +1,7 @@
 // The built-in profiler's table. NCCL 2.28/2.30 dlsym()s "ncclProfiler_v5" in the net
 // plugin's library when NCCL_PROFILER_PLUGIN is unset and no libnccl-profiler.so is found
-// (src/plugin/profiler.cc:54-70, src/plugin/profiler/profiler_v5.cc:15 in NCCL 2.28.9).
-// The symbol must be listed in exports.map.
+// (src/plugin/profiler.cc:54-70, src/plugin/profiler/profiler_v5.cc:15 in NCCL 2.28.9); NCCL
+// 2.30 takes ncclProfiler_v6 (profiler_v6.cc) first. The symbol must be listed in exports.map.
 #include "plugin/profiler/profiler_v5_adapter.h"
 
 extern "C" {

@@ -1,6 +1,6 @@
 // Squeeze's own declarations of the parts of NCCL's plugin ABI shared by the net, profiler
-// and tuner interfaces. Written from the ABI facts in shared/DESIGN.md §1 (NCCL 2.28.9);
-// layouts must match NCCL's bit for bit, names are ours.
+// and tuner interfaces. Written from the ABI facts in shared/DESIGN.md §1 (NCCL 2.28.9, and
+// NCCL 2.30.7 for net v12); layouts must match NCCL's bit for bit, names are ours.
 #pragma once
 
 #include <cstddef>
@@ -52,7 +52,9 @@ constexpr int kPtrCuda = 0x2;
 constexpr int kPtrDmabuf = 0x4;
 constexpr std::size_t kHandleMaxSize = 128;
 constexpr int kMaxRequests = 32;  // NCCL_NET_MAX_REQUESTS, per comm (x maxRecvs on the send side)
-constexpr int kMaxDevsPerNic = 4;
+constexpr int kMaxDevsPerNic = 4;     // virtual devices per NIC, net v9..v11
+constexpr int kMaxDevsPerNicV12 = 8;  // net v12 (NCCL 2.30)
+constexpr int16_t kNetIdUndef = -1;   // NCCL_NET_ID_UNDEF: railId/planeId unknown (net v12)
 constexpr std::size_t kMaxNetSizeBytes = std::size_t{1} << 40;  // 1 TiB
 constexpr int kOptionalRecvCompletion = 0x1;
 }  // namespace squeeze::nccl

@@ -1,7 +1,8 @@
-// Squeeze's own declaration of NCCL's profiler plugin ABI, version 5 (NCCL 2.28.x; NCCL 2.30
-// still loads v5). Written from the facts of NCCL 2.28.9's src/include/plugin/profiler/
-// profiler_v5.h and src/include/plugin/nccl_profiler.h; names are ours, layouts match NCCL's
-// bit for bit (see the static_asserts, whose numbers were measured against NCCL's header).
+// Squeeze's own declaration of NCCL's profiler plugin ABI, versions 5 (NCCL 2.28.x; NCCL 2.30
+// still loads v5) and 6 (NCCL 2.30). Written from the facts of NCCL 2.28.9's and 2.30.7's
+// src/include/plugin/profiler/profiler_v5.h, profiler_v6.h and src/include/plugin/
+// nccl_profiler.h; names are ours, layouts match NCCL's bit for bit (see the static_asserts,
+// and tests/plugin/abi_layout_test.cc, whose numbers were measured against NCCL's headers).
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +28,9 @@ enum squeeze_profile_event : uint64_t {
   kProfileCollApi = 1u << 9,
   kProfileP2pApi = 1u << 10,
   kProfileKernelLaunch = 1u << 11,
+  kProfileCeColl = 1u << 12,  // v6: copy-engine collectives and their sync and batch steps
+  kProfileCeSync = 1u << 13,
+  kProfileCeBatch = 1u << 14,
 };
 
 // Values of the `type` argument of the ncclProfilerCallback_t a net plugin receives in init.
@@ -132,6 +136,55 @@ struct nccl_profiler_event_descr_v5 {
   };
 };
 
+// v6's copy-engine descriptors (NCCL 2.30), in the same union.
+struct nccl_profiler_descr_ce_coll {
+  uint64_t seqNumber;
+  const char* func;
+  const void* sendBuff;
+  void* recvBuff;
+  std::size_t count;
+  int root;
+  const char* datatype;
+  const char* syncStrategy;
+  bool intraBatchSync;
+  uint32_t batchSize;
+  uint32_t numBatches;
+  uint32_t ceSeqNum;
+  void* stream;
+};
+struct nccl_profiler_descr_ce_sync {
+  bool isComplete;
+  int nRanks;
+};
+struct nccl_profiler_descr_ce_batch {
+  int numOps;
+  std::size_t totalBytes;
+  bool useIntraSync;
+};
+
+// ncclProfilerEventDescr_v6_t: v5's descriptor with three more members in its union (which
+// keeps its size), so every v5 member sits at the same offset.
+struct nccl_profiler_event_descr_v6 {
+  uint64_t type;
+  void* parentObj;
+  int rank;
+  union {
+    nccl_profiler_descr_group_api groupApi;
+    nccl_profiler_descr_coll_api collApi;
+    nccl_profiler_descr_p2p_api p2pApi;
+    nccl_profiler_descr_kernel_launch kernelLaunch;
+    nccl_profiler_descr_coll coll;
+    nccl_profiler_descr_p2p p2p;
+    nccl_profiler_descr_proxy_op proxyOp;
+    nccl_profiler_descr_proxy_step proxyStep;
+    nccl_profiler_descr_kernel_ch kernelCh;
+    nccl_profiler_descr_net_plugin netPlugin;
+    nccl_profiler_descr_ce_coll ceColl;
+    nccl_profiler_descr_ce_sync ceCollSync;
+    nccl_profiler_descr_ce_batch ceCollBatch;
+  };
+};
+
 // ncclProfilerEventStateArgs_v5_t
 union nccl_profiler_event_state_args_v5 {
   struct {
@@ -148,6 +201,8 @@ union nccl_profiler_event_state_args_v5 {
   } kernelCh;
 };
 
+using nccl_profiler_event_state_args_v6 = nccl_profiler_event_state_args_v5;  // unchanged in v6
+
 // ncclProfiler_v5_t: NCCL dlsym()s the data symbol "ncclProfiler_v5".
 struct nccl_profiler_v5 {
   const char* name;
@@ -157,6 +212,18 @@ struct nccl_profiler_v5 {
   nccl_result_t (*stopEvent)(void* eHandle);
   nccl_result_t (*recordEventState)(void* eHandle, nccl_profiler_event_state_t eState,
                                     nccl_profiler_event_state_args_v5* eStateArgs);
+  nccl_result_t (*finalize)(void* context);
+};
+
+// ncclProfiler_v6_t ("ncclProfiler_v6"): v5's table over the v6 descriptor.
+struct nccl_profiler_v6 {
+  const char* name;
+  nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                        int nNodes, int nranks, int rank, nccl_logger_t logfn);
+  nccl_result_t (*startEvent)(void* context, void** eHandle, nccl_profiler_event_descr_v6* eDescr);
+  nccl_result_t (*stopEvent)(void* eHandle);
+  nccl_result_t (*recordEventState)(void* eHandle, nccl_profiler_event_state_t eState,
+                                    nccl_profiler_event_state_args_v6* eStateArgs);
   nccl_result_t (*finalize)(void* context);
 };
 

@@ -1,7 +1,8 @@
-// Squeeze's own declaration of NCCL's tuner plugin ABI, version 5 (NCCL 2.28.x; NCCL 2.30
-// still loads v5). Written from the facts of NCCL 2.28.9's src/include/plugin/tuner/tuner_v5.h
-// and nccl_tuner.h; names are ours, layouts match NCCL's (see the static_asserts, measured
-// against NCCL's header).
+// Squeeze's own declaration of NCCL's tuner plugin ABI, versions 5 (NCCL 2.28.x; NCCL 2.30
+// still loads v5) and 6 (NCCL 2.30). Written from the facts of NCCL 2.28.9's and 2.30.7's
+// src/include/plugin/tuner/tuner_v5.h, tuner_v6.h and nccl_tuner.h; names are ours, layouts
+// match NCCL's (see the static_asserts and tests/plugin/abi_layout_test.cc, measured against
+// NCCL's headers).
 #pragma once
 
 #include <cstddef>
@@ -67,6 +68,26 @@ struct nccl_tuner_v5 {
   nccl_result_t (*getCollInfo)(void* context, int collType, std::size_t nBytes, int numPipeOps,
                                float** collCostTable, int numAlgo, int numProto, int regBuff, int* nChannels);
   nccl_result_t (*finalize)(void* context);
+};
+
+// v6 keeps v5's constants and NVL domain info.
+using nccl_nvl_domain_info_v6 = nccl_nvl_domain_info_v5;
+using nccl_tuner_constants_v6 = nccl_tuner_constants_v5;
+
+// ncclTuner_v6_t ("ncclTunerPlugin_v6"): v5's table plus an optional getChunkSize, which NCCL
+// calls (when not NULL) after it has chosen algo, proto and nChannels; it may rewrite
+// *chunkSize, which NCCL then clamps to its buffer's maximum.
+struct nccl_tuner_v6 {
+  const char* name;
+  nccl_result_t (*init)(void** ctx, uint64_t commId, std::size_t nRanks, std::size_t nNodes,
+                        nccl_logger_t logFunction, nccl_nvl_domain_info_v6* nvlDomainInfo,
+                        nccl_tuner_constants_v6* constants);
+  nccl_result_t (*getCollInfo)(void* context, int collType, std::size_t nBytes, int numPipeOps,
+                               float** collCostTable, int numAlgo, int numProto, int regBuff,
+                               int* nChannels);
+  nccl_result_t (*finalize)(void* context);
+  nccl_result_t (*getChunkSize)(void* context, int collType, std::size_t nBytes, int algo,
+                                int proto, int nChannels, std::size_t* chunkSize);
 };
 
 }  // extern "C"

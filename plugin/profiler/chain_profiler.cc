@@ -49,7 +49,8 @@ nccl_result_t ChainProfiler::init(void** context, uint64_t comm_hash, int* mask,
           env.text.c_str());
     } else {
       log(kLogInfo, kSubsysInit, __FILE__, __LINE__,
-          "Squeeze profiler v5: active; recovers the collective, dtype and count of each network message");
+          "Squeeze profiler: active; recovers the collective, dtype and count of each network "
+          "message");
     }
   }
   return kNcclSuccess;

@@ -1,7 +1,8 @@
-// Squeeze's built-in NCCL profiler (v5): it records only what the net plugin needs to know
+// Squeeze's built-in NCCL profiler (v5, v6): it records only what the net plugin needs to know
 // about each network message (the collective, dtype, count, sequence number and communicator)
 // and answers the net plugin's NetPlugin queries with it. The C adapter in
-// profiler_v5_adapter.cc maps NCCL's table onto this class.
+// profiler_v5_adapter.cc maps NCCL's table onto this class; profiler_v6_adapter.cc converts
+// v6's descriptors to v5's.
 //
 // NCCL's side, as read in NCCL 2.28.9 (src/plugin/profiler.cc, enqueue.cc, proxy.cc,
 // transport/net.cc):

@@ -1,5 +1,5 @@
-// Test harness: dlopens the built plugin and presents any exported net version (v8..v11)
-// through one v11-shaped interface, so every test runs against every version. This is how
+// Test harness: dlopens the built plugin and presents any exported net version (v8..v12)
+// through one v12-shaped interface, so every test runs against every version. This is how
 // NCCL's proxy sees us; nothing here calls the engine directly.
 #pragma once
 
@@ -22,11 +22,12 @@ struct NetProps {
   int ptr_support = 0, speed = 0, max_comms = 0, max_recvs = 0;
   int vdevs = -1;                // -1 where the version has no vProps
   std::size_t max_p2p = 0, max_coll = 0;  // 0 where the version has none
+  int rail_id = -2, plane_id = -2;        // -2 where the version has none (v8..v11)
 };
 
 class PluginApi {
  public:
-  // version: 8, 9, 10 or 11. Loads SQUEEZE_PLUGIN_PATH.
+  // version: 8, 9, 10, 11 or 12. Loads SQUEEZE_PLUGIN_PATH.
   explicit PluginApi(int version);
   ~PluginApi();
   PluginApi(const PluginApi&) = delete;
@@ -49,7 +50,7 @@ class PluginApi {
   int close_send(void* s);
   int close_recv(void* r);
   int close_listen(void* l);
-  int set_net_attr(uint32_t op, uint32_t algo, uint32_t proto);  // v11 only; else no-op
+  int set_net_attr(uint32_t op, uint32_t algo, uint32_t proto);  // v11, v12; else no-op
 
  private:
   int version_;
@@ -59,6 +60,7 @@ class PluginApi {
   nccl_net_v9* v9_ = nullptr;
   nccl_net_v10* v10_ = nullptr;
   nccl_net_v11* v11_ = nullptr;
+  nccl_net_v12* v12_ = nullptr;
 };
 
 // Connects a send comm and accepts the matching receive comm in one process, polling both

@@ -1,12 +1,15 @@
 // A harness that plays NCCL 2.28.9's side of the profiler v5 API against the built-in
 // profiler, through the same table the library exports: Coll/P2p -> ProxyOp -> ProxyStep ->
 // NetPlugin through the net plugin's callback, in the order and on the threads NCCL uses.
+// Every ChainTest runs twice: through the v5 table, and through the v6 table as NCCL 2.30
+// drives it (the same events in v6 descriptors).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "plugin/profiler/comm_registry.h"
 #include "plugin/profiler/net_query.h"
 #include "plugin/profiler/profiler_v5_adapter.h"
+#include "plugin/profiler/profiler_v6_adapter.h"
 
 namespace {
 
@@ -58,10 +62,48 @@ nccl_result_t nccl_callback(void** eHandle, int type, void* pHandle, int64_t plu
   return kNcclSuccess;
 }
 
-class ChainTest : public ::testing::Test {
+// NCCL 2.30 describes each event in a v6 descriptor: the same members as v5's, at the same
+// offsets (tests/plugin/abi_layout_test.cc), in a union that also holds the copy-engine events.
+nccl_profiler_event_descr_v6 as_v6(const nccl_profiler_event_descr_v5& d) {
+  nccl_profiler_event_descr_v6 o{};
+  o.type = d.type;
+  o.parentObj = d.parentObj;
+  o.rank = d.rank;
+  switch (d.type) {
+    case kProfileGroupApi: o.groupApi = d.groupApi; break;
+    case kProfileCollApi: o.collApi = d.collApi; break;
+    case kProfileP2pApi: o.p2pApi = d.p2pApi; break;
+    case kProfileKernelLaunch: o.kernelLaunch = d.kernelLaunch; break;
+    case kProfileColl: o.coll = d.coll; break;
+    case kProfileP2p: o.p2p = d.p2p; break;
+    case kProfileProxyOp: o.proxyOp = d.proxyOp; break;
+    case kProfileProxyStep: o.proxyStep = d.proxyStep; break;
+    case kProfileKernelCh: o.kernelCh = d.kernelCh; break;
+    case kProfileNetPlugin: o.netPlugin = d.netPlugin; break;
+    default: break;
+  }
+  return o;
+}
+
+// The v6 table's startEvent, called with what the tests build (v5 descriptors).
+nccl_result_t start_through_v6(void* context, void** eHandle, nccl_profiler_event_descr_v5* d) {
+  static constexpr nccl_profiler_v6 kV6 = profiler::profiler_v6_table();
+  if (d == nullptr) return kV6.startEvent(context, eHandle, nullptr);
+  nccl_profiler_event_descr_v6 d6 = as_v6(*d);
+  return kV6.startEvent(context, eHandle, &d6);
+}
+
+// The table NCCL would load, version 5 or 6, seen through v5's shape.
+nccl_profiler_v5 profiler_table(int version) {
+  if (version == 5) return profiler::profiler_v5_table();
+  constexpr nccl_profiler_v6 v6 = profiler::profiler_v6_table();
+  return {v6.name, v6.init, start_through_v6, v6.stopEvent, v6.recordEventState, v6.finalize};
+}
+
+class ChainTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    table_ = profiler::profiler_v5_table();
+    table_ = profiler_table(GetParam());
     g_loaded = &table_;
     ASSERT_EQ(table_.init(&ctx_, kCommHash, &mask_, "dlrm_emb", 2, 16, 3, nullptr), kNcclSuccess);
     ASSERT_NE(ctx_, nullptr);
@@ -152,7 +194,7 @@ class ChainTest : public ::testing::Test {
   const pid_t pid_ = getpid();
 };
 
-TEST_F(ChainTest, InitRequestsNetPluginEventsAndRegistersTheComm) {
+TEST_P(ChainTest, InitRequestsNetPluginEventsAndRegistersTheComm) {
   EXPECT_EQ(mask_, static_cast<int>(kProfileNetPlugin));
   profiler::CommInfo info;
   ASSERT_TRUE(profiler::lookup_comm(kCommHash, &info));
@@ -162,7 +204,7 @@ TEST_F(ChainTest, InitRequestsNetPluginEventsAndRegistersTheComm) {
   EXPECT_STREQ(table_.name, "Squeeze");
 }
 
-TEST_F(ChainTest, AllReduceRecoversDtypeOpCountSeqEvenAfterTheCollIsStopped) {
+TEST_P(ChainTest, AllReduceRecoversDtypeOpCountSeqEvenAfterTheCollIsStopped) {
   void* c = coll("AllReduce", "ncclFloat32", 1 << 20, 42);
   ASSERT_NE(c, nullptr);
   stop(c);  // NCCL stops task events right after kicking the proxy, before ProxyOps start
@@ -189,7 +231,7 @@ TEST_F(ChainTest, AllReduceRecoversDtypeOpCountSeqEvenAfterTheCollIsStopped) {
   stop(op);
 }
 
-TEST_F(ChainTest, MessageMetaKeepsTheEnginesCollectiveAndAddsTheRest) {
+TEST_P(ChainTest, MessageMetaKeepsTheEnginesCollectiveAndAddsTheRest) {
   void* c = coll("AllReduce", "ncclBfloat16", 3000, 7);
   void* op = proxy_op(c, pid_, 1);
   stop(c);
@@ -210,7 +252,7 @@ TEST_F(ChainTest, MessageMetaKeepsTheEnginesCollectiveAndAddsTheRest) {
   stop(op);
 }
 
-TEST_F(ChainTest, AllToAllArrivesAsP2pSendAndRecv) {
+TEST_P(ChainTest, AllToAllArrivesAsP2pSendAndRecv) {
   // NCCL 2.28.9 splits ncclAlltoAll into one Send and one Recv P2p task per peer; the P2p
   // (and P2pApi) events say "Send"/"Recv". The engine knows AlltoAll from setNetAttr.
   for (int peer = 0; peer < 4; ++peer) {
@@ -239,7 +281,7 @@ TEST_F(ChainTest, AllToAllArrivesAsP2pSendAndRecv) {
   }
 }
 
-TEST_F(ChainTest, AllGatherGetsTheUsersDtypeFromItsCollApiParent) {
+TEST_P(ChainTest, AllGatherGetsTheUsersDtypeFromItsCollApiParent) {
   // NCCL runs AllGather as int8 with count in bytes; the CollApi event (stopped before the
   // Coll starts) still has float32 and the element count.
   void* api = coll_api("AllGather", "ncclFloat32", 1000);
@@ -266,7 +308,7 @@ TEST_F(ChainTest, AllGatherGetsTheUsersDtypeFromItsCollApiParent) {
   stop(op);
 }
 
-TEST_F(ChainTest, ForeignPxnOpIsNeverResolved) {
+TEST_P(ChainTest, ForeignPxnOpIsNeverResolved) {
   // Under PXN this proxy runs another process's op: its parent handle and its context are
   // that process's values. Here they happen to look exactly like ours.
   void* c = coll("AllReduce", "ncclFloat32", 100, 1);
@@ -288,7 +330,7 @@ TEST_F(ChainTest, ForeignPxnOpIsNeverResolved) {
   stop(c);
 }
 
-TEST_F(ChainTest, MissingOrGarbageParentsGiveUnknownNeverACrash) {
+TEST_P(ChainTest, MissingOrGarbageParentsGiveUnknownNeverACrash) {
   int on_stack = 0;
   std::vector<void*> garbage = {nullptr, &on_stack, reinterpret_cast<void*>(1), reinterpret_cast<void*>(~uintptr_t{0}),
                                 reinterpret_cast<void*>(0x7fff00000000), ctx_};
@@ -325,7 +367,7 @@ TEST_F(ChainTest, MissingOrGarbageParentsGiveUnknownNeverACrash) {
   EXPECT_NE(coll(nullptr, nullptr, 0, 0), nullptr);
 }
 
-TEST_F(ChainTest, RecycledParentsAreNotMistakenForNewOnes) {
+TEST_P(ChainTest, RecycledParentsAreNotMistakenForNewOnes) {
   void* old = coll("AllReduce", "ncclFloat32", 1, 1);
   stop(old);
   // Far more collectives than the pool retains after their stop.
@@ -338,7 +380,7 @@ TEST_F(ChainTest, RecycledParentsAreNotMistakenForNewOnes) {
   stop(op);
 }
 
-TEST_F(ChainTest, ParentsStayAliveWhileChildrenRun) {
+TEST_P(ChainTest, ParentsStayAliveWhileChildrenRun) {
   void* c = coll("AllReduce", "ncclFloat16", 64, 3);
   void* op = proxy_op(c, pid_, 1);  // holds a reference on c
   stop(c);
@@ -358,7 +400,7 @@ TEST_F(ChainTest, ParentsStayAliveWhileChildrenRun) {
   stop(op);
 }
 
-TEST_F(ChainTest, OtherPluginsQueriesAndBadQueriesAreIgnored) {
+TEST_P(ChainTest, OtherPluginsQueriesAndBadQueriesAreIgnored) {
   void* c = coll("AllReduce", "ncclFloat32", 10, 1);
   void* op = proxy_op(c, pid_, 1);
   void* st = proxy_step(op, 0);
@@ -385,7 +427,7 @@ TEST_F(ChainTest, OtherPluginsQueriesAndBadQueriesAreIgnored) {
   stop(c);
 }
 
-TEST_F(ChainTest, UnavailableChainMeansUnknown) {
+TEST_P(ChainTest, UnavailableChainMeansUnknown) {
   void* c = coll("AllReduce", "ncclFloat32", 10, 1);
   void* op = proxy_op(c, pid_, 1);
   void* st = proxy_step(op, 0);
@@ -431,7 +473,7 @@ TEST_F(ChainTest, UnavailableChainMeansUnknown) {
   stop(c);
 }
 
-TEST_F(ChainTest, ManyThreadsEachGetTheirOwnAnswers) {
+TEST_P(ChainTest, ManyThreadsEachGetTheirOwnAnswers) {
   auto before = profiler::ChainProfiler::instance().pool().usage();
   constexpr int kThreads = 8, kIters = 3000;
   const char* dtypes[] = {"ncclFloat32", "ncclBfloat16", "ncclFloat16", "ncclInt32"};
@@ -480,6 +522,187 @@ TEST_F(ChainTest, ManyThreadsEachGetTheirOwnAnswers) {
   EXPECT_EQ(after.live_tasks, before.live_tasks);  // every task released (retained ones are bounded)
   EXPECT_LE(after.retained_tasks, profiler::EventPool::kDefaultRetainedTasks);
 }
+
+// What only v6 has: copy-engine collectives (NCCL 2.30's ncclProfilerStartCe*Event). We never
+// ask for them (init's mask is NetPlugin only), but a v6 profiler may get them anyway when
+// another component's mask enables them: each gets no event and success, and the network chain
+// around them is unchanged.
+class ChainV6Test : public ChainTest {
+ protected:
+  void* start_v6(const nccl_profiler_event_descr_v6& d) {
+    nccl_profiler_event_descr_v6 copy = d;
+    void* h = reinterpret_cast<void*>(0xbadbadbad);
+    EXPECT_EQ(v6_.startEvent(ctx_, &h, &copy), kNcclSuccess);
+    return h;
+  }
+  const nccl_profiler_v6 v6_ = profiler::profiler_v6_table();
+};
+
+TEST_P(ChainV6Test, CopyEngineEventsGetNoEventAndLeaveTheChainAlone) {
+  void* api = coll_api("AllGather", "ncclFloat32", 1000);
+  ASSERT_NE(api, nullptr);
+  nccl_profiler_event_descr_v6 ce{};
+  ce.type = kProfileCeColl;
+  ce.parentObj = api;
+  ce.rank = 3;
+  ce.ceColl.seqNumber = 9;
+  ce.ceColl.func = "AllGather";
+  ce.ceColl.datatype = "ncclFloat32";
+  ce.ceColl.count = 1000;
+  ce.ceColl.syncStrategy = "UC";
+  ce.ceColl.numBatches = 2;
+  EXPECT_EQ(start_v6(ce), nullptr);
+  nccl_profiler_event_descr_v6 sync{};
+  sync.type = kProfileCeSync;
+  sync.ceCollSync.nRanks = 16;
+  EXPECT_EQ(start_v6(sync), nullptr);
+  nccl_profiler_event_descr_v6 batch{};
+  batch.type = kProfileCeBatch;
+  batch.ceCollBatch.numOps = 4;
+  batch.ceCollBatch.totalBytes = 4000;
+  EXPECT_EQ(start_v6(batch), nullptr);
+  nccl_profiler_event_descr_v6 later{};
+  later.type = uint64_t{1} << 20;  // a type a later NCCL may add
+  EXPECT_EQ(start_v6(later), nullptr);
+  EXPECT_EQ(v6_.recordEventState(nullptr, 25, nullptr), kNcclSuccess);  // ncclProfilerCeCollStart
+  EXPECT_EQ(v6_.stopEvent(nullptr), kNcclSuccess);
+  // The AllGather that runs over the network after it still finds its user's dtype and count.
+  stop(api);
+  void* c = coll("AllGather", "ncclInt8", 4000, 1, api);
+  stop(c);
+  void* op = proxy_op(c, pid_, 2);
+  void* st = proxy_step(op, 0);
+  profiler::NetQuery q;
+  ASSERT_EQ(ask(st, &q), ChainResult::kFound);
+  EXPECT_EQ(q.meta.func, Collective::kAllGather);
+  EXPECT_EQ(q.meta.dtype, DataType::kFloat32);
+  EXPECT_EQ(q.meta.count, 1000u);
+  stop(st);
+  stop(op);
+}
+
+INSTANTIATE_TEST_SUITE_P(ProfilerVersions, ChainV6Test, ::testing::Values(6),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return "v" + std::to_string(p.param);
+                         });
+
+// The adapter's conversion carries each v5 member whole, and nothing for other types.
+TEST(ProfilerV6, ToV5CarriesEveryV5EventAndOnlyThose) {
+  int parent = 0;
+  nccl_profiler_event_descr_v6 in{};
+  in.parentObj = &parent;
+  in.rank = 7;
+  nccl_profiler_event_descr_v5 out{};
+
+  in.type = kProfileColl;
+  in.coll = {11, "AllReduce", &parent, &parent, 12, 13, "ncclBfloat16", 14, 15, "RING", "LL", &in};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_EQ(out.type, uint64_t{kProfileColl});
+  EXPECT_EQ(out.parentObj, &parent);
+  EXPECT_EQ(out.rank, 7);
+  EXPECT_EQ(out.coll.seqNumber, 11u);
+  EXPECT_STREQ(out.coll.func, "AllReduce");
+  EXPECT_EQ(out.coll.count, 12u);
+  EXPECT_EQ(out.coll.root, 13);
+  EXPECT_STREQ(out.coll.datatype, "ncclBfloat16");
+  EXPECT_EQ(out.coll.nChannels, 14);
+  EXPECT_EQ(out.coll.nWarps, 15);
+  EXPECT_STREQ(out.coll.algo, "RING");
+  EXPECT_STREQ(out.coll.proto, "LL");
+  EXPECT_EQ(out.coll.parentGroup, &in);
+
+  in = {};
+  in.type = kProfileCollApi;
+  in.collApi = {"AllGather", 21, "ncclFloat16", 22, &parent, true};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_STREQ(out.collApi.func, "AllGather");
+  EXPECT_EQ(out.collApi.count, 21u);
+  EXPECT_STREQ(out.collApi.datatype, "ncclFloat16");
+  EXPECT_EQ(out.collApi.root, 22);
+  EXPECT_EQ(out.collApi.stream, &parent);
+  EXPECT_TRUE(out.collApi.graphCaptured);
+
+  in = {};
+  in.type = kProfileP2p;
+  in.p2p = {"Send", &parent, "ncclInt32", 31, 32, 33, &in};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_STREQ(out.p2p.func, "Send");
+  EXPECT_EQ(out.p2p.buff, &parent);
+  EXPECT_STREQ(out.p2p.datatype, "ncclInt32");
+  EXPECT_EQ(out.p2p.count, 31u);
+  EXPECT_EQ(out.p2p.peer, 32);
+  EXPECT_EQ(out.p2p.nChannels, 33);
+  EXPECT_EQ(out.p2p.parentGroup, &in);
+
+  in = {};
+  in.type = kProfileProxyOp;
+  in.proxyOp = {41, 42, 43, 44, 45, 1};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_EQ(out.proxyOp.pid, 41);
+  EXPECT_EQ(out.proxyOp.channelId, 42);
+  EXPECT_EQ(out.proxyOp.peer, 43);
+  EXPECT_EQ(out.proxyOp.nSteps, 44);
+  EXPECT_EQ(out.proxyOp.chunkSize, 45);
+  EXPECT_EQ(out.proxyOp.isSend, 1);
+
+  in = {};
+  in.type = kProfileProxyStep;
+  in.proxyStep.step = 51;
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_EQ(out.proxyStep.step, 51);
+
+  in = {};
+  in.type = kProfileNetPlugin;
+  in.netPlugin = {61, &parent};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_EQ(out.netPlugin.id, 61);
+  EXPECT_EQ(out.netPlugin.data, &parent);
+
+  in = {};
+  in.type = kProfileP2pApi;
+  in.p2pApi = {"Recv", 71, "ncclUint8", &parent, true};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_STREQ(out.p2pApi.func, "Recv");
+  EXPECT_EQ(out.p2pApi.count, 71u);
+  EXPECT_EQ(out.p2pApi.stream, &parent);
+
+  in = {};
+  in.type = kProfileGroupApi;
+  in.groupApi = {true, 81};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_EQ(out.groupApi.groupDepth, 81);
+
+  in = {};
+  in.type = kProfileKernelCh;
+  in.kernelCh = {91, 92};
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_EQ(out.kernelCh.channelId, 91);
+  EXPECT_EQ(out.kernelCh.pTimer, 92u);
+
+  in = {};
+  in.type = kProfileKernelLaunch;
+  in.kernelLaunch.stream = &parent;
+  ASSERT_TRUE(profiler::to_v5(in, &out));
+  EXPECT_EQ(out.kernelLaunch.stream, &parent);
+
+  for (uint64_t t : {uint64_t{kProfileGroup}, uint64_t{kProfileProxyCtrl}}) {
+    in = {};
+    in.type = t;
+    EXPECT_TRUE(profiler::to_v5(in, &out)) << t;  // type only
+    EXPECT_EQ(out.type, t);
+  }
+  for (uint64_t t : {uint64_t{kProfileCeColl}, uint64_t{kProfileCeSync}, uint64_t{kProfileCeBatch},
+                     uint64_t{1} << 20}) {
+    in = {};
+    in.type = t;
+    EXPECT_FALSE(profiler::to_v5(in, &out)) << t;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ProfilerVersions, ChainTest, ::testing::Values(5, 6),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return "v" + std::to_string(p.param);
+                         });
 
 TEST(ChainProfiler, OffSwitchRequestsNoEvents) {
   nccl_profiler_v5 t = profiler::profiler_v5_table();

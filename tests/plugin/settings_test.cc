@@ -73,8 +73,10 @@ TEST_P(Settings, ABadNcclValueIsAWarningAndInitGoesOn) {
       << o.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVersions, Settings, ::testing::Values(8, 9, 10, 11),
-                         [](const ::testing::TestParamInfo<int>& p) { return "v" + std::to_string(p.param); });
+INSTANTIATE_TEST_SUITE_P(AllVersions, Settings, ::testing::Values(8, 9, 10, 11, 12),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return "v" + std::to_string(p.param);
+                         });
 
 }  // namespace
 }  // namespace squeeze::testing

@@ -212,8 +212,10 @@ TEST_P(Transfer, MessageOverTwoGiB) {
   api.close_listen(l);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVersions, Transfer, ::testing::Values(8, 9, 10, 11),
-                         [](const ::testing::TestParamInfo<int>& p) { return "v" + std::to_string(p.param); });
+INSTANTIATE_TEST_SUITE_P(AllVersions, Transfer, ::testing::Values(8, 9, 10, 11, 12),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return "v" + std::to_string(p.param);
+                         });
 
 }  // namespace
 }  // namespace squeeze::testing
