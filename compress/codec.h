@@ -27,6 +27,9 @@ struct CodecTraits {
                                // a stream's encodes must run one at a time, in order
   bool row_dedupe = false;     // may send each distinct row once (QuantizeParams::dedupe_rows)
   bool float32_only = false;   // applies to float32 data only (cast narrows float32)
+  bool sparsifying = false;    // drops values (they decode as 0) with no bound on the change:
+                               // meaningful in a sum (the dropped mass can be fed back
+                               // later), never in a min or max
   uint8_t bytes_as_words = 0;  // data of unknown type is coded as words of this many bytes when
                                // they divide it (lossless: float byte planes, exact for any
                                // bytes); 0: as bytes

@@ -57,7 +57,7 @@ const CodecTraits& codec_traits(CodecId c) {
   static constexpr std::array<CodecTraits, 5> kTraits = {{
       {},                                                 // stored
       {.lossy = true, .row_dedupe = true},                // quantize
-      {.lossy = true, .stateful = true},                  // threshold
+      {.lossy = true, .stateful = true, .sparsifying = true},  // threshold
       {.bytes_as_words = 4},                              // lossless
       {.lossy = true, .float32_only = true},              // cast
   }};

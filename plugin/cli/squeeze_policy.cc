@@ -1,6 +1,6 @@
 // squeeze-policy: check a policy file, or explain what it decides for one message.
 //   squeeze-policy check FILE
-//   squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P] [--nranks N]
+//   squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P] [--algo A] [--nranks N]
 //                                 [--comm NAME] [--count N]
 // Sizes take K/M/G suffixes (binary: 1M = 2^20 bytes), as in the perf tools.
 // Exit status: 0 success, 1 invalid policy, 2 usage error (one line naming it; --help for usage).
@@ -22,7 +22,7 @@ constexpr const char* kUsage =
     "usage:\n"
     "  squeeze-policy check FILE\n"
     "      validate FILE and summarise what each rule does (FILE \"-\": the built-in default)\n"
-    "  squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P]\n"
+    "  squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P] [--algo A]\n"
     "                              [--nranks N] [--comm NAME] [--count N]\n"
     "      print the decision for one message and the rule that made it\n"
     "      C: allreduce alltoall send recv allgather reducescatter broadcast reduce gather scatter\n"
@@ -30,7 +30,8 @@ constexpr const char* kUsage =
     "         4096, 64K, 1M, 2G (K, M, G: 2^10, 2^20, 2^30)\n"
     "      D: float32 bfloat16 float16 float64 int8 uint8 int32 uint32 int64 uint64 ... unknown\n"
     "         (default unknown, as when NCCL's profiler chain is unavailable)\n"
-    "      P: simple (default) ll ll128\n";
+    "      P: simple (default) ll ll128\n"
+    "      A: tree ring collnet_direct collnet_chain nvls nvls_tree pat collnet (default unknown)\n";
 
 // One line on stderr; the usage itself only for --help.
 int usage(const std::string& why) {
@@ -112,6 +113,9 @@ int explain(int argc, char** argv) {
       if (!parse_proto(val, &m.proto))
         return usage(std::string("--proto '") + val + "': expected one of " +
                      names<Proto>(kNumProtos, proto_name, 1));
+    } else if (flag == "--algo") {
+      if (!parse_algo(val, &m.algo))
+        return usage(std::string("--algo '") + val + "': expected one of " + names<Algo>(kNumAlgos, algo_name, 1));
     } else if (flag == "--bytes") {
       if (!parse_size(val, &n))
         return usage(std::string("--bytes '") + val + "': expected a size in bytes such as 4096, 64K, 1M or 2G");
@@ -129,7 +133,7 @@ int explain(int argc, char** argv) {
       have_comm = true;
     } else {
       return usage("unknown option '" + std::string(flag) +
-                   "' (explain takes --collective, --bytes, --dtype, --proto, --nranks, --comm, --count)");
+                   "' (explain takes --collective, --bytes, --dtype, --proto, --algo, --nranks, --comm, --count)");
     }
   }
   if (!have_coll) return usage("explain needs --collective");

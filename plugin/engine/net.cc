@@ -167,6 +167,21 @@ std::shared_ptr<const policy::Policy> Net::policy() const {
   return engine_.policy;
 }
 
+transport::Transport* Net::transport() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return transport_.get();
+}
+
+const Engine* Net::engine() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return engine_.policy ? &engine_ : nullptr;
+}
+
+const params::Settings* Net::settings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return settings_loaded_ ? &settings_ : nullptr;
+}
+
 void Net::report_stats() {
   const policy::Stats* stats = engine_.stats.get();
   if (stats == nullptr) return;

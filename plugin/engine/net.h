@@ -54,6 +54,12 @@ class Net {
 
   // The running policy (null before the first successful init), for the built-in tuner.
   std::shared_ptr<const policy::Policy> policy() const;
+  // For the collective network (plugin/collnet), which runs over the same transport with the
+  // same settings, policy, statistics and pays controller. Null (and empty settings) before
+  // the first successful init; never change after it.
+  transport::Transport* transport() const;
+  const Engine* engine() const;
+  const params::Settings* settings() const;
   // Writes the statistics (INFO summary line, SQUEEZE_STATS file). Called at finalize and exit.
   void report_stats();
 

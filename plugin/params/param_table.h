@@ -58,6 +58,7 @@ enum class Id : int {
   kIbDmabuf,
   kIbMrCache,
   kQuantizeSimd,
+  kCollNetConnectTimeoutS,
   kNcclDebug,
   kPerfVerbose,
   kSourceDir,
@@ -275,6 +276,17 @@ inline constexpr Spec kSpecs[] = {
      .shown = "best the CPU has",
      .meaning = "The highest instruction set the CPU quantize encoder and decoder may use (never "
                 "above what the CPU supports). Frames are byte-identical at every level."},
+    {.id = Id::kCollNetConnectTimeoutS,
+     .name = "SQUEEZE_COLLNET_CONNECT_TIMEOUT_S",
+     .type = Type::kInt,
+     .lo = 1,
+     .hi = 3600,
+     .value = "120",
+     .shown = "120",
+     .meaning = "Collective network (`NCCL_COLLNET_ENABLE=1`): how long its `connect` waits for "
+                "every node to join the mesh. NCCL calls it once and blocks on it; past this the "
+                "connect fails naming the missing nodes, and NCCL falls back to its other "
+                "algorithms."},
     {.id = Id::kNcclDebug,
      .name = "NCCL_DEBUG",
      .type = Type::kChoice,

@@ -57,6 +57,7 @@ bool Policy::matches(const Rule& r, int32_t index, const MessageMeta& m, DataTyp
   if (!mt.any_collective && !mt.collectives.test(static_cast<std::size_t>(m.collective))) return false;
   if (!mt.any_dtype && !mt.dtypes.test(static_cast<std::size_t>(effective))) return false;
   if (!mt.any_proto && !mt.protos.test(static_cast<std::size_t>(m.proto))) return false;
+  if (!mt.any_algo && !mt.algos.test(static_cast<std::size_t>(m.algo))) return false;
   uint64_t b = m.match_bytes();
   if (b < mt.min_bytes || b > mt.max_bytes) return false;
   if (!nranks_ok(mt, m.nranks)) return false;

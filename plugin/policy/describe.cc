@@ -79,6 +79,7 @@ std::string describe_match(const Match& m) {
   if (!m.any_collective) add(set_names<Collective>(m.collectives, collective_name));
   if (!m.any_dtype) add("dtype " + set_names<DataType>(m.dtypes, dtype_name));
   if (!m.any_proto) add("proto " + set_names<Proto>(m.protos, proto_name));
+  if (!m.any_algo) add("algo " + set_names<Algo>(m.algos, algo_name));
   if (m.min_bytes > 0) add(">= " + format_bytes(m.min_bytes));
   if (m.max_bytes != UINT64_MAX) add("<= " + format_bytes(m.max_bytes));
   if (!m.any_nranks) {
@@ -155,6 +156,7 @@ std::string describe_policy(const Policy& p) {
 std::string describe_meta(const MessageMeta& m) {
   std::string out = std::string(collective_name(m.collective)) + ", dtype " + dtype_name(m.dtype) + ", " +
                     format_bytes(m.match_bytes()) + ", proto " + proto_name(m.proto);
+  if (m.algo != Algo::kUnknown) out += std::string(", algo ") + algo_name(m.algo);
   out += m.nranks > 0 ? ", nranks " + std::to_string(m.nranks) : ", nranks unknown";
   return out;
 }

@@ -48,8 +48,44 @@ enum class DataType : uint8_t {
 };
 inline constexpr int kNumDataTypes = 13;  // including kUnknown
 
-// NCCL's algorithms, as the profiler and setNetAttr report them.
-enum class Algo : uint8_t { kUnknown = 0, kTree, kRing, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree, kPat };
+// NCCL's algorithms, as the profiler and setNetAttr report them, then kCollNet: a message of
+// Squeeze's collective network (plugin/collnet) whose NCCL algorithm (CollNetDirect or
+// CollNetChain) is not known. Policy names: tree, ring, collnet_direct, collnet_chain, nvls,
+// nvls_tree, pat, collnet; a rule's "collnet" matches all three CollNet values.
+enum class Algo : uint8_t {
+  kUnknown = 0,
+  kTree,
+  kRing,
+  kCollNetDirect,
+  kCollNetChain,
+  kNvls,
+  kNvlsTree,
+  kPat,
+  kCollNet,
+};
+inline constexpr int kNumAlgos = 9;  // including kUnknown
+
+// The reduction of an all-reduce; only the collective network (plugin/collnet) knows it.
+enum class ReduceOp : uint8_t { kUnknown = 0, kSum, kMin, kMax };
+
+// Which hop of Squeeze's CollNet all-reduce a message is (plugin/collnet/README.md):
+// kContribution: rank r's piece j of its input, on its way to piece j's owner (reduce-scatter);
+// kResult: the owner's reduced piece, encoded once, kept decoded by the owner and sent as the
+// same bytes to every other rank (all-gather).
+enum class CollNetHop : uint8_t { kNone = 0, kContribution, kResult };
+
+// What the collective network knows about one piece of one iallreduce call.
+struct CollNetPiece {
+  CollNetHop hop = CollNetHop::kNone;
+  ReduceOp op = ReduceOp::kUnknown;
+  int32_t nodes = 0;          // ranks of the collective network (one per node)
+  // The stream identity of the piece: elements of the tensor the call belongs to and the
+  // element offset of the piece in it. When !position_known (the collective's boundaries are
+  // unknown), they describe the call itself, which another tensor may share.
+  uint64_t stream_count = 0;
+  uint64_t position = 0;
+  bool position_known = false;
+};
 
 // Which rules' communicator patterns match one communicator. Computed once per communicator
 // by Policy::resolve_comm() so decide() never compares strings. Defined in policy.h.
@@ -70,6 +106,7 @@ struct MessageMeta {
   int32_t peer = -1;         // -1 = unknown
   int32_t step = -1;         // the message's index within its proxy op (profiler ProxyStep); -1 = unknown
   const CommMatch* comm = nullptr;  // nullptr = communicator name unknown
+  CollNetPiece collnet;             // hop kNone except on the collective network
 
   // The size min_bytes/max_bytes compare with: the call's size when known, else the message's.
   uint64_t match_bytes() const { return coll_bytes != 0 ? coll_bytes : bytes; }

@@ -28,10 +28,12 @@ constexpr std::array<std::size_t, kNumDataTypes> kDtypeSizes = {0, 1, 1, 4, 4, 8
 constexpr std::array<const char*, kNumProtos> kProtoNames = {"unknown", "ll", "ll128", "simple"};
 constexpr std::array<const char*, kNumProtos> kProtoNccl = {"", "LL", "LL128", "SIMPLE"};
 
-constexpr std::array<const char*, 8> kAlgoNames = {"unknown", "tree",  "ring",     "collnet_direct",
-                                                   "collnet_chain", "nvls", "nvls_tree", "pat"};
-constexpr std::array<const char*, 8> kAlgoNccl = {"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN",
-                                                  "NVLS", "NVLS_TREE", "PAT"};
+constexpr std::array<const char*, kNumAlgos> kAlgoNames = {
+    "unknown", "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat", "collnet"};
+// kCollNet is Squeeze's own (no NCCL string names it).
+constexpr std::array<const char*, kNumAlgos> kAlgoNccl = {
+    "", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT", ""};
+constexpr std::array<const char*, 4> kReduceOpNames = {"unknown", "sum", "min", "max"};
 
 // ncclFunc_t -> Collective; SendRecv (5) has no collective of its own.
 constexpr std::array<Collective, 11> kFromFunc = {
@@ -72,10 +74,12 @@ const char* collective_name(Collective c) { return name_of(kCollectiveNames, c);
 const char* dtype_name(DataType d) { return name_of(kDtypeNames, d); }
 const char* proto_name(Proto p) { return name_of(kProtoNames, p); }
 const char* algo_name(Algo a) { return name_of(kAlgoNames, a); }
+const char* reduce_op_name(ReduceOp o) { return name_of(kReduceOpNames, o); }
 
 bool parse_collective(std::string_view s, Collective* out) { return find(kCollectiveNames, s, 1, out); }
 bool parse_dtype(std::string_view s, DataType* out) { return find(kDtypeNames, s, 0, out); }
 bool parse_proto(std::string_view s, Proto* out) { return find(kProtoNames, s, 1, out); }
+bool parse_algo(std::string_view s, Algo* out) { return find(kAlgoNames, s, 1, out); }
 
 Collective collective_from_nccl_string(const char* s) { return from_nccl<Collective>(kCollectiveNccl, s); }
 DataType dtype_from_nccl_string(const char* s) { return from_nccl<DataType>(kDtypeNccl, s); }

@@ -12,6 +12,12 @@ double allreduce_hop_share(int32_t nranks, Consistency c) {
   return hops > 0 ? 1.0 / hops : 1.0;
 }
 
+double collnet_hop_share(CollNetHop hop, ReduceOp op, int32_t nodes) {
+  if (nodes < 2 || hop == CollNetHop::kNone) return 1.0;
+  if (hop == CollNetHop::kResult || op != ReduceOp::kSum) return 0.5;
+  return 0.5 / (nodes - 1);  // each of the n-1 contributions a sum adds up
+}
+
 // NCCL 2.28.9: ring all-reduce sends 2(n-1) chunks per loop, each chunk ALLREDUCE_CHUNKSTEPS=4
 // NCCL steps posted as isends of ALLREDUCE_SLICESTEPS=2 steps, and the profiler's step counts
 // isends; the first n-1 chunks of each loop are partial sums, the last n-1 carry final values
@@ -43,7 +49,27 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
   const compress::CodecParams* params = d.params;
   compress::Dtype dtype = d.codec_dtype;
   bool lossy = d.lossy;
-  if (d.lossy && m.collective == Collective::kAllReduce) {
+  RawCause no_params_cause = raw_cause(d.raw_reason);
+  // From the rule's lossy codec to its fallback (lossless or raw).
+  auto fall_back = [&](RawCause why) {
+    lossy = false;
+    if (d.action->fallback == Fallback::kLossless) {
+      params = &d.action->fallback_params;
+      dtype = compress::Dtype::kBytes;
+    } else {
+      params = nullptr;
+      no_params_cause = why;
+    }
+  };
+  if (d.lossy && path == Path::kCollNet) {
+    // Values a codec drops decode as 0: a sum can take that (and feed them back later), a min
+    // or max cannot.
+    if (compress::codec_traits(d.params->codec).sparsifying && m.collnet.op != ReduceOp::kSum) {
+      fall_back(RawCause::kReduceOp);
+    } else {
+      p.hop_share = collnet_hop_share(m.collnet.hop, m.collnet.op, m.collnet.nodes);
+    }
+  } else if (d.lossy && m.collective == Collective::kAllReduce) {
     const Consistency c = d.action->consistency;
     p.hop_share = allreduce_hop_share(m.nranks, c);
     // Only partial sums may be lossy under bitwise consistency; final values travel exactly,
@@ -52,17 +78,9 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
     const bool lossy_hop = c == Consistency::kBitwise
                                ? m.algo == Algo::kRing && ring_allreduce_partial_sum(m.step, m.nranks)
                                : allreduce_lossy_hops(m.nranks, c) > 0;
-    if (!lossy_hop) {
-      lossy = false;
-      if (d.action->fallback == Fallback::kLossless) {
-        params = &d.action->fallback_params;
-        dtype = compress::Dtype::kBytes;
-      } else {
-        params = nullptr;
-      }
-    }
+    if (!lossy_hop) fall_back(raw_cause(d.raw_reason));
   }
-  if (params == nullptr) return raw(p, raw_cause(d.raw_reason));
+  if (params == nullptr) return raw(p, no_params_cause);
 
   const compress::CodecTraits& traits = compress::codec_traits(params->codec);
   if (dtype == compress::Dtype::kBytes && traits.bytes_as_words != 0 &&
@@ -71,7 +89,8 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
   const std::size_t elem = compress::dtype_size(dtype);
   if (elem == 0 || m.bytes % elem != 0 || !has_data || m.bytes == 0)
     return raw(p, RawCause::kDtype);
-  if (path == Path::kHost && hooks != nullptr && !hooks->pays(params->codec, m.bytes))
+  if ((path == Path::kHost || path == Path::kCollNet) && hooks != nullptr &&
+      !hooks->pays(params->codec, m.bytes))
     return raw(p, RawCause::kNotWorthIt);
 
   p.compress = true;
@@ -80,6 +99,19 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
   p.dtype = dtype;
   p.count = m.bytes / elem;
   p.stream = {d.rule, p.count};
+  if (path == Path::kCollNet) {
+    p.stream = {d.rule, m.collnet.stream_count, m.collnet.position,
+                static_cast<uint8_t>(m.collnet.hop)};
+    // NCCL cuts a tensor into calls without regard to rows.
+    if (p.params.quantize.mode == compress::BoundMode::kRelRow)
+      p.params.quantize.mode = compress::BoundMode::kRel;
+    p.params.quantize.row_length = 0;
+    p.params.quantize.dedupe_rows = false;
+    if (p.params.threshold.error_feedback && !m.collnet.position_known) {
+      p.params.threshold.error_feedback = false;
+      p.feedback_off = true;
+    }
+  }
   const uint64_t index = hooks != nullptr ? hooks->stream_message(p.stream) : 0;
   p.params.quantize.error_bound *=
       d.eb_multiplier * p.hop_share * schedule_multiplier(d.action->schedule, index);

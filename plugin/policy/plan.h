@@ -13,6 +13,20 @@
 //   reduce-scatter half (partial sums) may be lossy on the ring; the all-gather half goes
 //   lossless or raw, so every rank ends with the owner's bits. With the rank count unknown
 //   no hop is lossy;
+// - Squeeze's collective network (Path::kCollNet, plugin/collnet) codes both halves of its
+//   all-reduce and every rank still ends with the same bits (the owner of a piece encodes the
+//   reduced piece once, keeps its decoded values and sends those frame bytes to everyone).
+//   With n nodes and a rule's bound eb, per element: a sum's n-1 coded contributions get
+//   eb/(2(n-1)) each and the coded result eb/2, so the result is within
+//   (n-1)·eb/(2(n-1)) + eb/2 = eb of the sum of the exact inputs; a min or max takes one
+//   input, so its contribution gets eb/2 and the result eb/2. For a relative bound ("rel"),
+//   each coding is relative to the value range of its own input (a rank's piece, or the
+//   reduced piece), so the result is within eb times the largest of those ranges; rows
+//   ("rel_row", row_length, dedupe_rows) do not apply, since NCCL cuts the tensor into calls
+//   without regard to them: "rel_row" is taken as "rel". Codecs that drop values (threshold)
+//   apply to sums only; a min or max gets the rule's fallback. Error feedback needs the
+//   piece's place in its tensor (MessageMeta::collnet); where it is unknown the piece is coded
+//   without it (Plan::feedback_off), never with another piece's residual;
 // - data of unknown type is coded as words where the codec prefers it;
 // - on host memory the CPU codecs run only where they pay on the measured link (the gate);
 // - a stream's error-bound schedule and row-dedupe gate.
@@ -33,12 +47,18 @@ enum class Path : uint8_t {
   kGpuStaged,  // GPU memory staged through the host, GPU codecs (a frame that is not smaller
                // goes raw instead; the gate, which models the CPU pool, does not judge them)
   kDevice,     // GPU memory the CPU cannot read and nothing stages (GPUDirect): raw
+  kCollNet,    // a piece of the collective network's all-reduce (MessageMeta::collnet says which
+               // hop), in host memory, coded by the CPU codecs where the pays gate says so
 };
 
-// A stream: the messages of one rule with one element count (in practice one tensor).
+// A stream: the messages of one rule with one element count (in practice one tensor). On the
+// collective network, also the piece's element offset in it and the hop, so each piece of a
+// tensor keeps its own codec state (threshold tau and error-feedback residual) per hop.
 struct StreamKey {
   int32_t rule = -1;
   uint64_t count = 0;
+  uint64_t position = 0;
+  uint8_t hop = 0;  // CollNetHop
   auto operator<=>(const StreamKey&) const = default;
 };
 
@@ -70,7 +90,10 @@ struct Plan {
   uint64_t count = 0;        // elements of dtype
   StreamKey stream;
   bool lossy = false;
-  double hop_share = 1.0;    // the share of the rule's bound this hop may add (ring all-reduce)
+  double hop_share = 1.0;    // the share of the rule's bound this hop may add (all-reduce)
+  // The rule asks for error feedback, which this message goes without: its place in its
+  // tensor is unknown (collective network), so no residual could be matched to its elements.
+  bool feedback_off = false;
 };
 
 // Lossy hops an element of an n-rank ring all-reduce goes through: the n-1 reduce-scatter
@@ -78,6 +101,9 @@ struct Plan {
 int allreduce_lossy_hops(int32_t nranks, Consistency c);
 // The share of the rule's bound each lossy hop gets, 1 / allreduce_lossy_hops (1 when 0).
 double allreduce_hop_share(int32_t nranks, Consistency c);
+// Share of the rule's bound one coding of a collective-network hop gets (see above): sum:
+// contribution 1/(2(n-1)), result 1/2; min/max: 1/2 each; 1 for n < 2 (nothing is sent).
+double collnet_hop_share(CollNetHop hop, ReduceOp op, int32_t nodes);
 // True when message `step` of a ring all-reduce proxy op carries a partial sum (the
 // reduce-scatter half), as NCCL 2.28 posts them (see plan.cc).
 bool ring_allreduce_partial_sum(int32_t step, int32_t nranks);

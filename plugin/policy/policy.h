@@ -27,6 +27,7 @@ struct CommMatch {
 using CollectiveSet = std::bitset<kNumCollectives>;
 using DataTypeSet = std::bitset<kNumDataTypes>;
 using ProtoSet = std::bitset<kNumProtos>;
+using AlgoSet = std::bitset<kNumAlgos>;
 
 struct Match {
   bool any_collective = true;
@@ -35,6 +36,8 @@ struct Match {
   DataTypeSet dtypes;  // may include kUnknown
   bool any_proto = true;
   ProtoSet protos;
+  bool any_algo = true;
+  AlgoSet algos;  // an unknown algorithm never matches a constraint
   uint64_t min_bytes = 0;
   uint64_t max_bytes = std::numeric_limits<uint64_t>::max();
   bool any_nranks = true;

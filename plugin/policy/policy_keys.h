@@ -16,8 +16,8 @@ inline constexpr std::array<std::string_view, 16> kAction = {
     "codec",     "checksum",      "fallback",    "assume_dtype", "error_bound",    "row_length",
     "dedupe_rows", "eb_schedule", "streams",     "consistency",  "keep",           "refresh_every",
     "sample_size", "value_dtype", "error_feedback", "to"};
-inline constexpr std::array<std::string_view, 7> kMatch = {"collective", "dtype", "proto", "min_bytes",
-                                                           "max_bytes",  "nranks", "comm"};
+inline constexpr std::array<std::string_view, 8> kMatch = {"collective", "dtype",  "proto", "algo",
+                                                           "min_bytes",  "max_bytes", "nranks", "comm"};
 inline constexpr std::array<std::string_view, 2> kErrorBound = {"mode", "value"};
 inline constexpr std::array<std::string_view, 3> kEbSchedule = {"kind", "start", "messages"};
 inline constexpr std::array<std::string_view, 2> kStream = {"count", "multiplier"};

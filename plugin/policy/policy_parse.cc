@@ -23,6 +23,12 @@ constexpr std::array<std::string_view, 13> kDtypeNames = {
     "float32", "bfloat16", "float16", "float64", "float8e4m3", "float8e5m2", "int8",
     "uint8",   "int32",    "uint32",  "int64",   "uint64",     "unknown"};
 constexpr std::array<std::string_view, 3> kProtoNames = {"simple", "ll", "ll128"};
+constexpr std::array<std::string_view, 8> kAlgoNames = {"ring",  "tree",      "collnet", "collnet_direct",
+                                                        "collnet_chain", "nvls", "nvls_tree", "pat"};
+
+// "collnet" names every CollNet algorithm: NCCL's two and Squeeze's collective network, whose
+// messages do not say which of NCCL's two drives them.
+bool parse_algo_name(std::string_view s, Algo* out) { return parse_algo(s, out); }
 
 template <typename Set, typename Enum, typename ParseFn, std::size_t N>
 void parse_enum_set(JsonReader& r, const Json& v, const std::string& ptr, const char* what,
@@ -137,6 +143,14 @@ void PolicyParser::parse_match(const Json& v, const std::string& ptr, Match* m) 
   if (v.contains("proto")) {
     m->any_proto = false;
     parse_enum_set<ProtoSet, Proto>(r_, v["proto"], ptr + "/proto", "protocol", kProtoNames, parse_proto, &m->protos);
+  }
+  if (v.contains("algo")) {
+    m->any_algo = false;
+    parse_enum_set<AlgoSet, Algo>(r_, v["algo"], ptr + "/algo", "algorithm", kAlgoNames, parse_algo_name, &m->algos);
+    if (m->algos.test(static_cast<std::size_t>(Algo::kCollNet))) {
+      m->algos.set(static_cast<std::size_t>(Algo::kCollNetDirect));
+      m->algos.set(static_cast<std::size_t>(Algo::kCollNetChain));
+    }
   }
   if (v.contains("min_bytes")) r_.get_uint(v["min_bytes"], ptr + "/min_bytes", 0, UINT64_MAX, &m->min_bytes);
   if (v.contains("max_bytes")) r_.get_uint(v["max_bytes"], ptr + "/max_bytes", 0, UINT64_MAX, &m->max_bytes);

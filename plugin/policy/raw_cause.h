@@ -15,8 +15,9 @@ enum class RawCause : uint8_t {
   kNotWorthIt,    // the engine judged compression would not pay
   kFailed,        // encoding failed or had no room; sent raw instead
   kDeviceMemory,  // the buffer is GPU memory, which the CPU codecs cannot read
+  kReduceOp,      // the codec drops values, which only a sum can take (CollNet min/max)
 };
-inline constexpr int kNumRawCauses = 6;
+inline constexpr int kNumRawCauses = 7;
 const char* raw_cause_name(RawCause c);  // defined in stats.cc
 RawCause raw_cause(RawReason r);         // kNone maps to kPolicy
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -66,6 +67,7 @@ const char* raw_cause_name(RawCause c) {
     case RawCause::kNotWorthIt: return "not_worth_it";
     case RawCause::kFailed: return "failed";
     case RawCause::kDeviceMemory: return "device_memory";
+    case RawCause::kReduceOp: return "reduce_op";
   }
   return "policy";
 }
@@ -102,11 +104,14 @@ void Stats::DecodeCounters::add(const DecodeCounters& o) {
   decode_ns += o.decode_ns;
 }
 
+const char* route_name(Route r) { return r == Route::kCollNet ? "collnet" : "net"; }
+
 Stats::Stats(std::vector<std::string> rule_names, std::string policy_source)
     : names_(std::move(rule_names)), source_(std::move(policy_source)) {
   names_.push_back("default");
-  cells_ = std::make_unique<Cell[]>(names_.size() * kNumCollectives);
-  decode_cells_ = std::make_unique<DecodeCell[]>(static_cast<std::size_t>(kNumCodecs) * kNumCollectives);
+  cells_ = std::make_unique<Cell[]>(static_cast<std::size_t>(kNumRoutes) * names_.size() * kNumCollectives);
+  decode_cells_ =
+      std::make_unique<DecodeCell[]>(static_cast<std::size_t>(kNumRoutes) * kNumCodecs * kNumCollectives);
 }
 
 std::unique_ptr<Stats> Stats::for_policy(const Policy& p) {
@@ -115,14 +120,33 @@ std::unique_ptr<Stats> Stats::for_policy(const Policy& p) {
   return std::make_unique<Stats>(std::move(names), p.source());
 }
 
-Stats::Cell* Stats::cell_ptr(int slot, Collective c) noexcept {
-  auto ci = static_cast<std::size_t>(c);
-  if (slot < 0 || slot >= slots() || ci >= static_cast<std::size_t>(kNumCollectives)) return nullptr;
-  return &cells_[static_cast<std::size_t>(slot) * kNumCollectives + ci];
+std::size_t Stats::cell_index(int slot, Collective c, Route route) const noexcept {
+  const auto ci = static_cast<std::size_t>(c);
+  const auto ri = static_cast<std::size_t>(route);
+  if (slot < 0 || slot >= slots() || ci >= static_cast<std::size_t>(kNumCollectives) ||
+      ri >= static_cast<std::size_t>(kNumRoutes))
+    return SIZE_MAX;
+  return (ri * names_.size() + static_cast<std::size_t>(slot)) * kNumCollectives + ci;
 }
 
-void Stats::record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out, uint64_t encode_ns) noexcept {
-  Cell* cell = cell_ptr(slot, c);
+std::size_t Stats::decode_index(compress::CodecId codec, Collective c, Route route) const noexcept {
+  const auto k = static_cast<std::size_t>(codec);
+  const auto ci = static_cast<std::size_t>(c);
+  const auto ri = static_cast<std::size_t>(route);
+  if (k >= static_cast<std::size_t>(kNumCodecs) || ci >= static_cast<std::size_t>(kNumCollectives) ||
+      ri >= static_cast<std::size_t>(kNumRoutes))
+    return SIZE_MAX;
+  return (ri * kNumCodecs + k) * kNumCollectives + ci;
+}
+
+Stats::Cell* Stats::cell_ptr(int slot, Collective c, Route route) noexcept {
+  const std::size_t i = cell_index(slot, c, route);
+  return i == SIZE_MAX ? nullptr : &cells_[i];
+}
+
+void Stats::record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out, uint64_t encode_ns,
+                          Route route) noexcept {
+  Cell* cell = cell_ptr(slot, c, route);
   if (cell == nullptr) return;
   cell->messages.fetch_add(1, kRelaxed);
   cell->bytes_in.fetch_add(bytes_in, kRelaxed);
@@ -130,16 +154,16 @@ void Stats::record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t by
   cell->encode_ns.fetch_add(encode_ns, kRelaxed);
 }
 
-void Stats::record_raw(int slot, Collective c, uint64_t bytes, RawCause why) noexcept {
-  Cell* cell = cell_ptr(slot, c);
+void Stats::record_raw(int slot, Collective c, uint64_t bytes, RawCause why, Route route) noexcept {
+  Cell* cell = cell_ptr(slot, c, route);
   auto w = static_cast<std::size_t>(why);
   if (cell == nullptr || w >= static_cast<std::size_t>(kNumRawCauses)) return;
   cell->raw[w].fetch_add(1, kRelaxed);
   cell->raw_bytes.fetch_add(bytes, kRelaxed);
 }
 
-void Stats::record_error(int slot, Collective c, double max_abs_error) noexcept {
-  Cell* cell = cell_ptr(slot, c);
+void Stats::record_error(int slot, Collective c, double max_abs_error, Route route) noexcept {
+  Cell* cell = cell_ptr(slot, c, route);
   if (cell == nullptr || !(max_abs_error >= 0) || std::isinf(max_abs_error)) return;
   cell->error_samples.fetch_add(1, kRelaxed);
   // Non-negative doubles order like their bit patterns, so an integer max works.
@@ -150,39 +174,37 @@ void Stats::record_error(int slot, Collective c, double max_abs_error) noexcept 
 }
 
 void Stats::record_decode(compress::CodecId codec, Collective c, uint64_t frame_bytes, uint64_t bytes_out,
-                          uint64_t decode_ns) noexcept {
-  auto k = static_cast<std::size_t>(codec);
-  auto ci = static_cast<std::size_t>(c);
-  if (k >= static_cast<std::size_t>(kNumCodecs) || ci >= static_cast<std::size_t>(kNumCollectives)) return;
-  DecodeCell& d = decode_cells_[k * kNumCollectives + ci];
+                          uint64_t decode_ns, Route route) noexcept {
+  const std::size_t i = decode_index(codec, c, route);
+  if (i == SIZE_MAX) return;
+  DecodeCell& d = decode_cells_[i];
   d.messages.fetch_add(1, kRelaxed);
   d.frame_bytes.fetch_add(frame_bytes, kRelaxed);
   d.bytes_out.fetch_add(bytes_out, kRelaxed);
   d.decode_ns.fetch_add(decode_ns, kRelaxed);
 }
 
-Stats::Counters Stats::cell(int slot, Collective c) const {
+Stats::Counters Stats::cell(int slot, Collective c, Route route) const {
   Counters out;
-  auto ci = static_cast<std::size_t>(c);
-  if (slot < 0 || slot >= slots() || ci >= static_cast<std::size_t>(kNumCollectives)) return out;
-  const Cell& x = cells_[static_cast<std::size_t>(slot) * kNumCollectives + ci];
+  const std::size_t i = cell_index(slot, c, route);
+  if (i == SIZE_MAX) return out;
+  const Cell& x = cells_[i];
   out.messages = x.messages.load(kRelaxed);
   out.bytes_in = x.bytes_in.load(kRelaxed);
   out.bytes_out = x.bytes_out.load(kRelaxed);
   out.encode_ns = x.encode_ns.load(kRelaxed);
-  for (int i = 0; i < kNumRawCauses; ++i) out.raw_messages[i] = x.raw[i].load(kRelaxed);
+  for (int k = 0; k < kNumRawCauses; ++k) out.raw_messages[k] = x.raw[k].load(kRelaxed);
   out.raw_bytes = x.raw_bytes.load(kRelaxed);
   out.error_samples = x.error_samples.load(kRelaxed);
   out.max_error = std::bit_cast<double>(x.max_error_bits.load(kRelaxed));
   return out;
 }
 
-Stats::DecodeCounters Stats::decode_cell(compress::CodecId codec, Collective c) const {
+Stats::DecodeCounters Stats::decode_cell(compress::CodecId codec, Collective c, Route route) const {
   DecodeCounters out;
-  auto k = static_cast<std::size_t>(codec);
-  auto ci = static_cast<std::size_t>(c);
-  if (k >= static_cast<std::size_t>(kNumCodecs) || ci >= static_cast<std::size_t>(kNumCollectives)) return out;
-  const DecodeCell& d = decode_cells_[k * kNumCollectives + ci];
+  const std::size_t i = decode_index(codec, c, route);
+  if (i == SIZE_MAX) return out;
+  const DecodeCell& d = decode_cells_[i];
   out.messages = d.messages.load(kRelaxed);
   out.frame_bytes = d.frame_bytes.load(kRelaxed);
   out.bytes_out = d.bytes_out.load(kRelaxed);
@@ -190,19 +212,32 @@ Stats::DecodeCounters Stats::decode_cell(compress::CodecId codec, Collective c) 
   return out;
 }
 
-Stats::Counters Stats::totals() const {
+Stats::Counters Stats::route_totals(Route route) const {
   Counters t;
   for (int s = 0; s < slots(); ++s) {
-    for (int c = 0; c < kNumCollectives; ++c) t.add(cell(s, static_cast<Collective>(c)));
+    for (int c = 0; c < kNumCollectives; ++c) t.add(cell(s, static_cast<Collective>(c), route));
   }
+  return t;
+}
+
+Stats::DecodeCounters Stats::route_decode_totals(Route route) const {
+  DecodeCounters t;
+  for (int k = 0; k < kNumCodecs; ++k) {
+    for (int c = 0; c < kNumCollectives; ++c)
+      t.add(decode_cell(static_cast<compress::CodecId>(k), static_cast<Collective>(c), route));
+  }
+  return t;
+}
+
+Stats::Counters Stats::totals() const {
+  Counters t;
+  for (int r = 0; r < kNumRoutes; ++r) t.add(route_totals(static_cast<Route>(r)));
   return t;
 }
 
 Stats::DecodeCounters Stats::decode_totals() const {
   DecodeCounters t;
-  for (int k = 0; k < kNumCodecs; ++k) {
-    for (int c = 0; c < kNumCollectives; ++c) t.add(decode_cell(static_cast<compress::CodecId>(k), static_cast<Collective>(c)));
-  }
+  for (int r = 0; r < kNumRoutes; ++r) t.add(route_decode_totals(static_cast<Route>(r)));
   return t;
 }
 
@@ -223,6 +258,14 @@ std::string Stats::summary_line() const {
                 static_cast<unsigned long long>(t.raw_messages[2]), static_cast<unsigned long long>(t.raw_messages[3]),
                 static_cast<unsigned long long>(t.raw_messages[4]));
   std::string line = buf;
+  const Counters cn = route_totals(Route::kCollNet);
+  if (cn.messages != 0 || cn.raw_total() != 0) {
+    std::snprintf(buf, sizeof buf, "; of which CollNet: %llu encoded, %s -> %s (ratio %.2f), %llu raw (%s)",
+                  static_cast<unsigned long long>(cn.messages), human_bytes(cn.bytes_in).c_str(),
+                  human_bytes(cn.bytes_out).c_str(), ratio(cn.bytes_in, cn.bytes_out),
+                  static_cast<unsigned long long>(cn.raw_total()), human_bytes(cn.raw_bytes).c_str());
+    line += buf;
+  }
   if (t.error_samples != 0) {
     std::snprintf(buf, sizeof buf, "; max error %.6g", t.max_error);
     line += buf;
@@ -232,26 +275,44 @@ std::string Stats::summary_line() const {
 
 std::string Stats::to_json(int rank) const {
   nlohmann::json doc = {{"rank", rank}, {"policy", source_}, {"totals", counters_json(totals())}};
-  nlohmann::json rules = nlohmann::json::array();
-  for (int s = 0; s < slots(); ++s) {
+  nlohmann::json routes = nlohmann::json::object();
+  for (int r = 0; r < kNumRoutes; ++r) {
+    const Counters x = route_totals(static_cast<Route>(r));
+    if (x.messages != 0 || x.raw_total() != 0) routes[route_name(static_cast<Route>(r))] = counters_json(x);
+  }
+  doc["routes"] = std::move(routes);
+  auto per_collective = [this](int s, Route route) {
     nlohmann::json per = nlohmann::json::object();
     for (int c = 0; c < kNumCollectives; ++c) {
-      Counters x = cell(s, static_cast<Collective>(c));
+      Counters x = cell(s, static_cast<Collective>(c), route);
       if (x.messages != 0 || x.raw_total() != 0) per[collective_name(static_cast<Collective>(c))] = counters_json(x);
     }
-    rules.push_back({{"name", slot_name(s)}, {"default", s + 1 == slots()}, {"collectives", per}});
+    return per;
+  };
+  nlohmann::json rules = nlohmann::json::array();
+  for (int s = 0; s < slots(); ++s) {
+    nlohmann::json rule = {
+        {"name", slot_name(s)}, {"default", s + 1 == slots()}, {"collectives", per_collective(s, Route::kNet)}};
+    nlohmann::json collnet = per_collective(s, Route::kCollNet);
+    if (!collnet.empty()) rule["collnet"] = std::move(collnet);
+    rules.push_back(std::move(rule));
   }
   doc["rules"] = std::move(rules);
-  nlohmann::json dec = nlohmann::json::object();
-  for (int k = 0; k < kNumCodecs; ++k) {
-    for (int c = 0; c < kNumCollectives; ++c) {
-      DecodeCounters x = decode_cell(static_cast<compress::CodecId>(k), static_cast<Collective>(c));
-      if (x.messages == 0) continue;
-      dec[codec_policy_name(static_cast<compress::CodecId>(k))][collective_name(static_cast<Collective>(c))] =
-          decode_json(x);
+  auto decode_of = [this](Route route) {
+    nlohmann::json dec = nlohmann::json::object();
+    for (int k = 0; k < kNumCodecs; ++k) {
+      for (int c = 0; c < kNumCollectives; ++c) {
+        DecodeCounters x = decode_cell(static_cast<compress::CodecId>(k), static_cast<Collective>(c), route);
+        if (x.messages == 0) continue;
+        dec[codec_policy_name(static_cast<compress::CodecId>(k))][collective_name(static_cast<Collective>(c))] =
+            decode_json(x);
+      }
     }
-  }
-  doc["decode"] = std::move(dec);
+    return dec;
+  };
+  doc["decode"] = decode_of(Route::kNet);
+  nlohmann::json cdec = decode_of(Route::kCollNet);
+  if (!cdec.empty()) doc["collnet_decode"] = std::move(cdec);
   return doc.dump(2) + "\n";
 }
 

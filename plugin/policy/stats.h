@@ -1,5 +1,7 @@
-// Per-rule, per-collective statistics of what the plugin did: messages, bytes in and out,
-// ratio, encode and decode time, raw bypasses by cause, and the largest observed error.
+// Per-rule, per-collective, per-route statistics of what the plugin did: messages, bytes in and
+// out, ratio, encode and decode time, raw bypasses by cause, and the largest observed error.
+// The route says which of the library's two NCCL plugins carried the message: the net plugin
+// (ring all-reduce, all-to-all, send/recv) or the collective network (plugin/collnet).
 // Recording is a handful of relaxed atomic adds on a cache-line-aligned cell (no lock, no
 // allocation), so the progress threads can call it on every message. Reading (summary line,
 // JSON file) happens at finalize.
@@ -21,18 +23,24 @@ namespace squeeze::policy {
 
 inline constexpr int kNumCodecs = 5;  // compress::CodecId values
 
+enum class Route : uint8_t { kNet = 0, kCollNet = 1 };
+inline constexpr int kNumRoutes = 2;
+const char* route_name(Route r);  // "net", "collnet"
+
 class Stats {
  public:
   // One slot per rule, then one for the default (Policy::stats_slot()).
   explicit Stats(std::vector<std::string> rule_names, std::string policy_source = {});
   static std::unique_ptr<Stats> for_policy(const Policy& p);
 
-  // Hot path. Out-of-range slots or collectives are ignored.
-  void record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out, uint64_t encode_ns) noexcept;
-  void record_raw(int slot, Collective c, uint64_t bytes, RawCause why) noexcept;
-  void record_error(int slot, Collective c, double max_abs_error) noexcept;  // largest |x - x'| seen
+  // Hot path. Out-of-range slots, collectives or routes are ignored.
+  void record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out, uint64_t encode_ns,
+                     Route route = Route::kNet) noexcept;
+  void record_raw(int slot, Collective c, uint64_t bytes, RawCause why, Route route = Route::kNet) noexcept;
+  // largest |x - x'| seen
+  void record_error(int slot, Collective c, double max_abs_error, Route route = Route::kNet) noexcept;
   void record_decode(compress::CodecId codec, Collective c, uint64_t frame_bytes, uint64_t bytes_out,
-                     uint64_t decode_ns) noexcept;
+                     uint64_t decode_ns, Route route = Route::kNet) noexcept;
 
   struct Counters {
     uint64_t messages = 0;  // encoded
@@ -55,14 +63,18 @@ class Stats {
   };
   int slots() const { return static_cast<int>(names_.size()); }
   const std::string& slot_name(int slot) const { return names_[static_cast<std::size_t>(slot)]; }
-  Counters cell(int slot, Collective c) const;
-  DecodeCounters decode_cell(compress::CodecId codec, Collective c) const;
-  Counters totals() const;
+  Counters cell(int slot, Collective c, Route route = Route::kNet) const;
+  DecodeCounters decode_cell(compress::CodecId codec, Collective c, Route route = Route::kNet) const;
+  Counters totals() const;  // every route
   DecodeCounters decode_totals() const;
+  Counters route_totals(Route route) const;
+  DecodeCounters route_decode_totals(Route route) const;
 
   // One line for NCCL's INFO log.
   std::string summary_line() const;
-  // The per-rank JSON document; only cells that saw traffic appear.
+  // The per-rank JSON document; only cells that saw traffic appear. "totals", "rules[].collectives"
+  // and "decode" keep their meaning (every route, net route, net route); the collective network's
+  // cells appear under "routes", "rules[].collnet" and "collnet_decode".
   std::string to_json(int rank) const;
   // Writes to_json(rank) to stats_path_for_rank(path_template, rank), atomically (temp file
   // then rename). On failure returns false with *error naming the file and the reason.
@@ -77,12 +89,14 @@ class Stats {
   struct alignas(64) DecodeCell {
     std::atomic<uint64_t> messages{0}, frame_bytes{0}, bytes_out{0}, decode_ns{0};
   };
-  Cell* cell_ptr(int slot, Collective c) noexcept;
+  Cell* cell_ptr(int slot, Collective c, Route route) noexcept;
+  std::size_t cell_index(int slot, Collective c, Route route) const noexcept;  // SIZE_MAX: out of range
+  std::size_t decode_index(compress::CodecId codec, Collective c, Route route) const noexcept;
 
   std::vector<std::string> names_;
   std::string source_;
-  std::unique_ptr<Cell[]> cells_;                 // slots x kNumCollectives
-  std::unique_ptr<DecodeCell[]> decode_cells_;    // kNumCodecs x kNumCollectives
+  std::unique_ptr<Cell[]> cells_;                 // routes x slots x kNumCollectives
+  std::unique_ptr<DecodeCell[]> decode_cells_;    // routes x kNumCodecs x kNumCollectives
 };
 
 // SQUEEZE_STATS names a path; each rank writes its own file. "%r" in the path is replaced by

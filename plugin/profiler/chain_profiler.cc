@@ -84,6 +84,16 @@ void ChainProfiler::start_task(void* context, void** handle, const nccl_profiler
       m.algo = policy::algo_from_nccl_string(d->coll.algo);
       m.proto = policy::proto_from_nccl_string(d->coll.proto);
       m.peer = d->coll.root;
+      if (m.func == Collective::kAllReduce &&
+          (m.algo == policy::Algo::kCollNetChain || m.algo == policy::Algo::kCollNetDirect)) {
+        CollNetColl c;
+        c.seq = m.seq;
+        c.count = m.count;
+        c.dtype = m.dtype;
+        c.algo = m.algo;
+        c.nchannels = d->coll.nChannels;
+        CommRegistry::instance().note_collnet_coll(context, c);
+      }
       // NCCL runs AllGather and Broadcast as int8 with count in bytes (enqueue.cc
       // collTaskAppend); the CollApi parent still has the user's dtype and count.
       TaskKind pk{};

@@ -84,6 +84,28 @@ bool CommRegistry::recent_dtype(uint64_t comm_hash, policy::Collective func, uin
   return found;
 }
 
+void CommRegistry::note_collnet_coll(const void* ctx, const CollNetColl& coll) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ProfilerContext* c = find(ctx);
+  if (c == nullptr) return;
+  if (c->collnet.size() >= ProfilerContext::kCollNetPending) c->collnet.pop_front();
+  c->collnet.push_back(coll);
+}
+
+bool CommRegistry::take_collnet_coll(uint64_t comm_hash, bool have_after, uint64_t after_seq, CollNetColl* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = contexts_.rbegin(); it != contexts_.rend(); ++it) {
+    if ((*it)->info.comm_hash != comm_hash) continue;
+    auto& q = (*it)->collnet;
+    while (!q.empty() && have_after && q.front().seq <= after_seq) q.pop_front();
+    if (q.empty()) return false;
+    *out = q.front();
+    q.pop_front();
+    return true;
+  }
+  return false;
+}
+
 std::size_t CommRegistry::live() const {
   std::lock_guard<std::mutex> lock(mu_);
   return contexts_.size();

@@ -2,11 +2,14 @@
 // value NCCL passes as commId to the net plugin's init, the profiler's init and the tuner's
 // init), so the net engine and the tuner can learn a communicator's name, size and rank.
 // Also keeps, per communicator, the last few collective API calls (func, dtype, count), which
-// lets the tuner, whose API never carries the dtype, recover it.
+// lets the tuner, whose API never carries the dtype, recover it, and the all-reduces NCCL runs
+// on a CollNet algorithm, which lets the collective network tell which tensor (and where in
+// it) each of its iallreduce calls carries.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +27,15 @@ struct CommInfo {
   int32_t nnodes = 0;
 };
 
+// One all-reduce NCCL runs with CollNetDirect or CollNetChain (its Coll event).
+struct CollNetColl {
+  uint64_t seq = 0;  // the Coll event's sequence number (per communicator, per function)
+  uint64_t count = 0;
+  policy::DataType dtype = policy::DataType::kUnknown;
+  policy::Algo algo = policy::Algo::kUnknown;
+  int32_t nchannels = 0;
+};
+
 // The profiler context NCCL stores per communicator. Opaque outside this library.
 struct ProfilerContext {
   CommInfo info;
@@ -35,6 +47,10 @@ struct ProfilerContext {
   static constexpr std::size_t kRecentCalls = 16;
   std::array<ApiCall, kRecentCalls> recent{};
   std::size_t next = 0;
+  // CollNet all-reduces not yet claimed by the collective network, oldest first (bounded: a
+  // communicator whose collective network never asks keeps only the newest).
+  static constexpr std::size_t kCollNetPending = 256;
+  std::deque<CollNetColl> collnet;
 };
 
 class CommRegistry {
@@ -53,6 +69,11 @@ class CommRegistry {
   // tuner's nBytes (count x size, times nranks for allgather/reducescatter). False when none
   // or when matching calls disagree.
   bool recent_dtype(uint64_t comm_hash, policy::Collective func, uint64_t nbytes, policy::DataType* out) const;
+
+  void note_collnet_coll(const void* ctx, const CollNetColl& coll);
+  // The oldest recorded CollNet all-reduce of this communicator with a sequence number above
+  // `after_seq` (any, when !have_after), and forgets it and those before it. False when none.
+  bool take_collnet_coll(uint64_t comm_hash, bool have_after, uint64_t after_seq, CollNetColl* out);
 
   std::size_t live() const;
   uint64_t inits() const;  // how many times our profiler was initialised in this process
