@@ -45,7 +45,11 @@ std::string SockAddr::str() const {
   }
   if (family() == AF_INET6) {
     inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, buf, sizeof(buf));
-    return "[" + std::string(buf) + "]:" + std::to_string(port());
+    std::string s = "[";
+    s += buf;
+    s += "]:";
+    s += std::to_string(port());
+    return s;
   }
   return "<unknown address family " + std::to_string(family()) + ">";
 }
