@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "transport/ib/ib_devices.h"
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 
 namespace squeeze::transport::ib {
 
-Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const tcp::SockAddr& bind_to, void* handle,
+Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SockAddr& bind_to, void* handle,
                  std::unique_ptr<Listener>* listener);
 
 // Called again with the same handle until *comm is set; the in-progress state lives in the

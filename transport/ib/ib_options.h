@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 
 namespace squeeze::transport::ib {
 
@@ -35,9 +35,9 @@ struct IbOptions {
   bool dmabuf = true;
   // SQUEEZE_IB_MR_CACHE: registrations the cache keeps for buffers handed over unregistered.
   std::size_t mr_cache_entries = 64;
-  // Interfaces for the out-of-band TCP exchange of queue-pair information; empty = the TCP
-  // transport's choice (SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME).
-  std::vector<tcp::Interface> oob_interfaces;
+  // Interfaces for the out-of-band TCP exchange of queue-pair information; empty = the same
+  // choice as the TCP transport's (SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME).
+  std::vector<sock::Interface> oob_interfaces;
 
   // Reads the environment. Returns "" or what is wrong ("SQUEEZE_IB_QPS_PER_CONN=0 is outside
   // [1, 8]").

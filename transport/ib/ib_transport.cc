@@ -6,7 +6,7 @@
 #include "transport/ib/ib_devices.h"
 #include "transport/ib/ib_options.h"
 #include "transport/ib/verbs_api.h"
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 
 namespace squeeze::transport::ib {
 
@@ -14,7 +14,7 @@ namespace {
 
 class IbTransport final : public Transport {
  public:
-  IbTransport(std::vector<std::shared_ptr<IbDevice>> devs, IbOptions opts, std::vector<tcp::Interface> oob)
+  IbTransport(std::vector<std::shared_ptr<IbDevice>> devs, IbOptions opts, std::vector<sock::Interface> oob)
       : devs_(std::move(devs)), opts_(std::move(opts)), oob_(std::move(oob)) {
     for (const auto& d : devs_) props_.push_back(d->props);
   }
@@ -39,7 +39,7 @@ class IbTransport final : public Transport {
   }
   std::vector<std::shared_ptr<IbDevice>> devs_;
   IbOptions opts_;
-  std::vector<tcp::Interface> oob_;
+  std::vector<sock::Interface> oob_;
   std::vector<DeviceProps> props_;
 };
 
@@ -53,7 +53,7 @@ std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOpti
   auto shared = std::make_shared<const VerbsApi>(api);
   std::vector<std::shared_ptr<IbDevice>> devs = discover_devices(shared, opts, why);
   if (devs.empty()) return nullptr;
-  std::vector<tcp::Interface> oob = opts.oob_interfaces.empty() ? tcp::find_interfaces() : opts.oob_interfaces;
+  std::vector<sock::Interface> oob = opts.oob_interfaces.empty() ? sock::find_interfaces() : opts.oob_interfaces;
   if (oob.empty()) {
     *why = "no network interface for the out-of-band queue-pair exchange (see SQUEEZE_SOCKET_IFNAME)";
     return nullptr;

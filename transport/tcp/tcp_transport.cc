@@ -33,8 +33,8 @@ uint64_t random_nonce() {
 
 // State of a connect() in progress, owned through the handle's stage slot.
 struct Connecting {
-  Fd fd;
-  SockAddr peer;
+  sock::Fd fd;
+  sock::SockAddr peer;
   uint8_t hello[kHelloBytes];
   std::size_t hello_sent = 0;
   bool connected = false;
@@ -51,17 +51,17 @@ void set_stage(void* handle, Connecting* c) {
 
 class TcpListener final : public Listener {
  public:
-  TcpListener(Fd fd, uint64_t nonce, std::string where) : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  TcpListener(sock::Fd fd, uint64_t nonce, std::string where) : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
   struct Pending {
-    Fd fd;
-    SockAddr peer;
+    sock::Fd fd;
+    sock::SockAddr peer;
     uint8_t hello[kHelloBytes];
     std::size_t got = 0;
   };
-  Fd fd_;
+  sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
   std::vector<Pending> pending_;
@@ -76,18 +76,18 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + errno_str(errno));
+      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
     }
-    p.fd = Fd(fd);
-    if (Status s = configure_data_socket(fd); !s.ok()) return s;
+    p.fd = sock::Fd(fd);
+    if (Status s = sock::configure_data_socket(fd); !s.ok()) return s;
     pending_.push_back(std::move(p));
   }
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     std::size_t n = 0;
     int err = 0;
-    Io io = read_once(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, &n, &err);
-    if (io == Io::kWouldBlock) continue;
-    bool bad = io != Io::kProgress;
+    sock::Io io = sock::read_once(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, &n, &err);
+    if (io == sock::Io::kWouldBlock) continue;
+    bool bad = io != sock::Io::kProgress;
     it->got += n;
     if (!bad && it->got < kHelloBytes) continue;
     if (!bad && (get_u32(it->hello) != kHelloMagic || get_u64(it->hello + 8) != nonce_)) bad = true;
@@ -104,16 +104,16 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
 
 }  // namespace
 
-TcpTransport::TcpTransport() : ifs_(find_interfaces()) { describe(); }
-TcpTransport::TcpTransport(std::vector<Interface> ifs) : ifs_(std::move(ifs)) { describe(); }
+TcpTransport::TcpTransport() : ifs_(sock::find_interfaces()) { describe(); }
+TcpTransport::TcpTransport(std::vector<sock::Interface> ifs) : ifs_(std::move(ifs)) { describe(); }
 
 void TcpTransport::describe() {
   for (std::size_t i = 0; i < ifs_.size(); ++i) {
     DeviceProps p;
     p.name = ifs_[i].name;
-    p.pci_path = interface_pci_path(ifs_[i].name);
+    p.pci_path = sock::interface_pci_path(ifs_[i].name);
     p.guid = i;
-    p.speed_mbps = interface_speed_mbps(ifs_[i].name);
+    p.speed_mbps = sock::interface_speed_mbps(ifs_[i].name);
     p.address = ifs_[i].addr.str();
     props_.push_back(std::move(p));
   }
@@ -122,9 +122,9 @@ void TcpTransport::describe() {
 Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
   if (dev < 0 || dev >= static_cast<int>(ifs_.size()))
     return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, " + std::to_string(ifs_.size()) + ")");
-  Fd fd;
-  SockAddr addr;
-  if (Status s = listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
+  sock::Fd fd;
+  sock::SockAddr addr;
+  if (Status s = sock::listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
   uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
@@ -151,12 +151,12 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     put_u32(fresh->hello, kHelloMagic);
     put_u32(fresh->hello + 4, kWireVersion);
     put_u64(fresh->hello + 8, get_u64(h + kNonceOffset));
-    fresh->fd = Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fresh->fd.valid()) return Status::System("socket(): " + errno_str(errno));
-    if (Status s = configure_data_socket(fresh->fd.get()); !s.ok()) return s;
+    fresh->fd = sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
+    if (Status s = sock::configure_data_socket(fresh->fd.get()); !s.ok()) return s;
     int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage), fresh->peer.len);
     if (r != 0 && errno != EINPROGRESS)
-      return Status::Remote("connect to " + fresh->peer.str() + ": " + errno_str(errno));
+      return Status::Remote("connect to " + fresh->peer.str() + ": " + sock::errno_str(errno));
     c = fresh.release();
     set_stage(handle, c);
   }
@@ -169,7 +169,7 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     int err = 0;
     socklen_t len = sizeof(err);
     if (getsockopt(c->fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-    if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + errno_str(err)));
+    if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(err)));
     sockaddr_storage peer{};
     socklen_t plen = sizeof(peer);
     if (getpeername(c->fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
@@ -177,16 +177,16 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
         owned.release();  // still connecting
         return Status::Ok();
       }
-      return fail(Status::Remote("connect to " + c->peer.str() + ": " + errno_str(errno)));
+      return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno)));
     }
     c->connected = true;
   }
   iovec iov{c->hello + c->hello_sent, kHelloBytes - c->hello_sent};
   std::size_t n = 0;
   int err = 0;
-  Io io = writev_once(c->fd.get(), &iov, 1, &n, &err);
-  if (io == Io::kClosed || io == Io::kError)
-    return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + errno_str(err)));
+  sock::Io io = sock::writev_once(c->fd.get(), &iov, 1, &n, &err);
+  if (io == sock::Io::kClosed || io == sock::Io::kError)
+    return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + sock::errno_str(err)));
   c->hello_sent += n;
   if (c->hello_sent < kHelloBytes) {
     owned.release();

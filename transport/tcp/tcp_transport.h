@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 #include "transport/transport.h"
 
 namespace squeeze::transport::tcp {
@@ -15,7 +15,7 @@ class TcpTransport final : public Transport {
   // Discovers interfaces (see find_interfaces()).
   TcpTransport();
   // For tests: use exactly these interfaces.
-  explicit TcpTransport(std::vector<Interface> ifs);
+  explicit TcpTransport(std::vector<sock::Interface> ifs);
   const char* name() const override { return "tcp"; }
   const std::vector<DeviceProps>& devices() const override { return props_; }
   Status listen(int dev, void* handle, std::unique_ptr<Listener>* listener) override;
@@ -23,7 +23,7 @@ class TcpTransport final : public Transport {
 
  private:
   void describe();
-  std::vector<Interface> ifs_;
+  std::vector<sock::Interface> ifs_;
   std::vector<DeviceProps> props_;
 };
 

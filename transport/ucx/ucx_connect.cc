@@ -14,8 +14,8 @@ namespace {
 // State of a connect() in progress, owned through the handle's stage slot (NCCL passes the
 // same handle buffer on every call until the comm exists).
 struct Connecting {
-  tcp::Fd fd;
-  tcp::SockAddr peer;
+  sock::Fd fd;
+  sock::SockAddr peer;
   std::vector<uint8_t> hello;
   std::size_t sent = 0;
   HelloReader reply{kAcceptMagic, 0, true};
@@ -40,12 +40,12 @@ Status start(const uint8_t* h, std::unique_ptr<Connecting>* out) {
   c->peer.len = len;
   const uint64_t nonce = tcp::get_u64(h + kHandleNonceOffset);
   c->reply = HelloReader(kAcceptMagic, nonce, true);
-  c->fd = tcp::Fd(::socket(c->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!c->fd.valid()) return Status::System("socket(): " + tcp::errno_str(errno));
-  if (Status s = tcp::configure_data_socket(c->fd.get()); !s.ok()) return s;
+  c->fd = sock::Fd(::socket(c->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!c->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
+  if (Status s = sock::configure_data_socket(c->fd.get()); !s.ok()) return s;
   int r = ::connect(c->fd.get(), reinterpret_cast<const sockaddr*>(&c->peer.storage), c->peer.len);
   if (r != 0 && errno != EINPROGRESS)
-    return Status::Remote("connect to " + c->peer.str() + ": " + tcp::errno_str(errno));
+    return Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno));
   c->hello = encode_hello(kConnectMagic, nonce, 0, {});
   *out = std::move(c);
   return Status::Ok();
@@ -57,12 +57,12 @@ Status finished_connecting(Connecting& c, bool* yes) {
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(c.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  if (err != 0) return Status::Remote("connect to " + c.peer.str() + ": " + tcp::errno_str(err));
+  if (err != 0) return Status::Remote("connect to " + c.peer.str() + ": " + sock::errno_str(err));
   sockaddr_storage peer{};
   socklen_t plen = sizeof(peer);
   if (getpeername(c.fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
     if (errno == ENOTCONN) return Status::Ok();
-    return Status::Remote("connect to " + c.peer.str() + ": " + tcp::errno_str(errno));
+    return Status::Remote("connect to " + c.peer.str() + ": " + sock::errno_str(errno));
   }
   *yes = true;
   return Status::Ok();

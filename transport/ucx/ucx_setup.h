@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_channel.h"
 #include "transport/ucx/ucx_session.h"
@@ -24,14 +24,14 @@ namespace squeeze::transport::ucx {
 
 class UcxListener final : public Listener {
  public:
-  UcxListener(std::shared_ptr<SessionSource> sessions, tcp::Fd fd, uint64_t nonce, std::string where)
+  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce, std::string where)
       : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
   struct Pending {
-    tcp::Fd fd;
-    tcp::SockAddr peer;
+    sock::Fd fd;
+    sock::SockAddr peer;
     HelloReader hello;
     std::shared_ptr<Session> session;  // set once the hello has arrived
     uint32_t comm_id = 0;
@@ -41,7 +41,7 @@ class UcxListener final : public Listener {
   // Advances one pending connection. *drop: it was a stray or vanished connection.
   Status step(Pending& p, bool* drop, std::unique_ptr<RecvComm>* comm);
   std::shared_ptr<SessionSource> sessions_;
-  tcp::Fd fd_;
+  sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
   std::vector<Pending> pending_;

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 #include "transport/tcp/wire.h"
 #include "transport/ucx/ucx_setup.h"
 
@@ -23,15 +23,15 @@ uint64_t random_nonce() {
 
 class UcxTransport final : public Transport {
  public:
-  UcxTransport(std::shared_ptr<const Library> lib, const tcp::Interface& itf)
+  UcxTransport(std::shared_ptr<const Library> lib, const sock::Interface& itf)
       : sessions_(std::make_shared<SessionSource>(lib)), itf_(itf) {
     // One device: the interface connections are set up over. UCX itself picks the data path
     // (UCX_TLS, UCX_NET_DEVICES), so listing every interface as a device would only tell NCCL
     // of rails that are not really separate.
     DeviceProps p;
     p.name = itf_.name;
-    p.pci_path = tcp::interface_pci_path(itf_.name);
-    p.speed_mbps = tcp::interface_speed_mbps(itf_.name);  // 10000 when /sys does not say (lo)
+    p.pci_path = sock::interface_pci_path(itf_.name);
+    p.speed_mbps = sock::interface_speed_mbps(itf_.name);  // 10000 when /sys does not say (lo)
     p.ptr_support = kPtrHost;
     p.max_recvs = kMaxRecvs;
     const char* tls = getenv("UCX_TLS");
@@ -48,15 +48,15 @@ class UcxTransport final : public Transport {
 
  private:
   std::shared_ptr<SessionSource> sessions_;
-  tcp::Interface itf_;
+  sock::Interface itf_;
   std::vector<DeviceProps> props_;
 };
 
 Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
   if (dev != 0) return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, 1)");
-  tcp::Fd fd;
-  tcp::SockAddr addr;
-  if (Status s = tcp::listen_on(itf_.addr, itf_.name, &fd, &addr); !s.ok()) return s;
+  sock::Fd fd;
+  sock::SockAddr addr;
+  if (Status s = sock::listen_on(itf_.addr, itf_.name, &fd, &addr); !s.ok()) return s;
   const uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
@@ -74,7 +74,7 @@ Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
 std::unique_ptr<Transport> open_transport(std::string* why) {
   std::shared_ptr<const Library> lib = Library::open("", why);
   if (!lib) return nullptr;
-  std::vector<tcp::Interface> ifs = tcp::find_interfaces();
+  std::vector<sock::Interface> ifs = sock::find_interfaces();
   if (ifs.empty()) {
     *why = "no network interface to set up UCX connections over (see SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME)";
     return nullptr;

@@ -1,4 +1,4 @@
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 
 #include <ifaddrs.h>
 #include <limits.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace squeeze::transport::tcp {
+namespace squeeze::transport::sock {
 
 IfFilter IfFilter::parse(std::string_view spec) {
   IfFilter f;
@@ -113,4 +113,4 @@ std::string interface_pci_path(const std::string& ifname) {
   return buf;
 }
 
-}  // namespace squeeze::transport::tcp
+}  // namespace squeeze::transport::sock

@@ -1,14 +1,15 @@
 // Network interface discovery with NCCL's NCCL_SOCKET_IFNAME syntax
-// ("eth,ib" prefixes, "^docker" excludes, "=eth0" exact names).
+// ("eth,ib" prefixes, "^docker" excludes, "=eth0" exact names), shared by the transports:
+// TCP's devices, the interface UCX and verbs set connections up over, and verbs' HCA filter.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 
-namespace squeeze::transport::tcp {
+namespace squeeze::transport::sock {
 
 struct Interface {
   std::string name;
@@ -41,4 +42,4 @@ int interface_speed_mbps(const std::string& ifname);
 // realpath of /sys/class/net/<if>/device, or "" for virtual interfaces.
 std::string interface_pci_path(const std::string& ifname);
 
-}  // namespace squeeze::transport::tcp
+}  // namespace squeeze::transport::sock

@@ -1,4 +1,4 @@
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 
 #include "transport/env_int.h"
 
-namespace squeeze::transport::tcp {
+namespace squeeze::transport::sock {
 
 Fd& Fd::operator=(Fd&& o) noexcept {
   if (this != &o) {
@@ -141,4 +141,4 @@ Status listen_on(const SockAddr& bind_to, const std::string& what, Fd* fd, SockA
   return Status::Ok();
 }
 
-}  // namespace squeeze::transport::tcp
+}  // namespace squeeze::transport::sock
