@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "compress/byte_io.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
@@ -90,7 +91,7 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
     bool bad = io != sock::Io::kProgress;
     it->got += n;
     if (!bad && it->got < kHelloBytes) continue;
-    if (!bad && (get_u32(it->hello) != kHelloMagic || get_u64(it->hello + 8) != nonce_)) bad = true;
+    if (!bad && !hello_is_for(it->hello, nonce_)) bad = true;
     if (bad) {  // a stray or stale connection: drop it, keep listening
       pending_.erase(it);
       return Status::Ok();
@@ -128,10 +129,10 @@ Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
   uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
-  put_u32(h, kHandleMagic);
+  compress::store_le32(h, kHandleMagic);
   std::memcpy(h + kAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kAddrMax));
-  put_u32(h + kAddrOffset + kAddrMax, static_cast<uint32_t>(addr.len));
-  put_u64(h + kNonceOffset, nonce);
+  compress::store_le32(h + kAddrOffset + kAddrMax, static_cast<uint32_t>(addr.len));
+  compress::store_le64(h + kNonceOffset, nonce);
   *listener = std::make_unique<TcpListener>(std::move(fd), nonce, addr.str());
   return Status::Ok();
 }
@@ -140,17 +141,15 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
   *comm = nullptr;
   (void)dev;  // the route to the peer decides the local interface
   auto* h = static_cast<uint8_t*>(handle);
-  if (get_u32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze TCP handle");
+  if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze TCP handle");
   Connecting* c = stage_of(handle);
   if (c == nullptr) {
     auto fresh = std::make_unique<Connecting>();
-    uint32_t len = get_u32(h + kAddrOffset + kAddrMax);
+    uint32_t len = compress::load_le32(h + kAddrOffset + kAddrMax);
     if (len == 0 || len > kAddrMax) return Status::Usage("connect: handle has a bad address length " + std::to_string(len));
     std::memcpy(&fresh->peer.storage, h + kAddrOffset, len);
     fresh->peer.len = len;
-    put_u32(fresh->hello, kHelloMagic);
-    put_u32(fresh->hello + 4, kWireVersion);
-    put_u64(fresh->hello + 8, get_u64(h + kNonceOffset));
+    encode_hello(compress::load_le64(h + kNonceOffset), fresh->hello);
     fresh->fd = sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
     if (Status s = sock::configure_data_socket(fresh->fd.get()); !s.ok()) return s;

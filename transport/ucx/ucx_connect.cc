@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transport/tcp/wire.h"
+#include "compress/byte_io.h"
 #include "transport/ucx/ucx_comm.h"
 #include "transport/ucx/ucx_setup.h"
 
@@ -33,12 +33,12 @@ void set_stage(void* handle, Connecting* c) {
 
 Status start(const uint8_t* h, std::unique_ptr<Connecting>* out) {
   auto c = std::make_unique<Connecting>();
-  uint32_t len = tcp::get_u32(h + kHandleAddrLenOffset);
+  uint32_t len = compress::load_le32(h + kHandleAddrLenOffset);
   if (len == 0 || len > kHandleAddrMax)
     return Status::Usage("connect: UCX handle has a bad address length " + std::to_string(len));
   std::memcpy(&c->peer.storage, h + kHandleAddrOffset, len);
   c->peer.len = len;
-  const uint64_t nonce = tcp::get_u64(h + kHandleNonceOffset);
+  const uint64_t nonce = compress::load_le64(h + kHandleNonceOffset);
   c->reply = HelloReader(kAcceptMagic, nonce, true);
   c->fd = sock::Fd(::socket(c->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!c->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
@@ -73,9 +73,9 @@ Status finished_connecting(Connecting& c, bool* yes) {
 Status connect_step(SessionSource& sessions, void* handle, std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   const auto* h = static_cast<const uint8_t*>(handle);
-  if (tcp::get_u32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze UCX handle");
-  if (tcp::get_u32(h + 4) != kWireVersion)
-    return Status::Usage("connect: UCX handle has version " + std::to_string(tcp::get_u32(h + 4)) + ", expected " +
+  if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze UCX handle");
+  if (compress::load_le32(h + 4) != kWireVersion)
+    return Status::Usage("connect: UCX handle has version " + std::to_string(compress::load_le32(h + 4)) + ", expected " +
                          std::to_string(kWireVersion));
   std::unique_ptr<Connecting> owned(stage_of(handle));  // freed on every exit unless handed back
   if (!owned) {

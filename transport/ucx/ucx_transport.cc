@@ -8,8 +8,8 @@
 #include <cstring>
 #include <random>
 
+#include "compress/byte_io.h"
 #include "transport/socket/interfaces.h"
-#include "transport/tcp/wire.h"
 #include "transport/ucx/ucx_setup.h"
 
 namespace squeeze::transport::ucx {
@@ -60,11 +60,11 @@ Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
   const uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
-  tcp::put_u32(h, kHandleMagic);
-  tcp::put_u32(h + 4, kWireVersion);
+  compress::store_le32(h, kHandleMagic);
+  compress::store_le32(h + 4, kWireVersion);
   std::memcpy(h + kHandleAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kHandleAddrMax));
-  tcp::put_u32(h + kHandleAddrLenOffset, static_cast<uint32_t>(addr.len));
-  tcp::put_u64(h + kHandleNonceOffset, nonce);
+  compress::store_le32(h + kHandleAddrLenOffset, static_cast<uint32_t>(addr.len));
+  compress::store_le64(h + kHandleNonceOffset, nonce);
   *listener = std::make_unique<UcxListener>(sessions_, std::move(fd), nonce, "UCX set-up socket " + addr.str());
   return Status::Ok();
 }
