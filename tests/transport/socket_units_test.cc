@@ -2,9 +2,9 @@
 // syntax, interface discovery, and the options every data socket gets.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "transport/socket/interfaces.h"
@@ -45,26 +45,42 @@ TEST(Interfaces, LoopbackIsFoundWhenAskedFor) {
   EXPECT_TRUE(find_interfaces("=no-such-if", 0).empty());
 }
 
-// A bad socket setting is an error that names the variable, not a silent default.
-TEST(DataSocket, BadTimeoutVariablesAreNamed) {
+// Every data socket gets the keepalive and user timeout the options ask for (the defaults
+// when none are given): a vanished peer turns into an error within seconds.
+int sockopt(int fd, int level, int name) {
+  int v = -1;
+  socklen_t len = sizeof(v);
+  EXPECT_EQ(getsockopt(fd, level, name, &v, &len), 0);
+  return v;
+}
+
+TEST(DataSocket, GetsTheTimeoutsOfItsOptions) {
   Fd fd(socket(AF_INET, SOCK_STREAM, 0));
   ASSERT_GE(fd.get(), 0);
-  EXPECT_TRUE(configure_data_socket(fd.get()).ok());
-  const struct {
-    const char *name, *value, *says;
-  } cases[] = {{"SQUEEZE_TCP_TIMEOUT_MS", "10s", "SQUEEZE_TCP_TIMEOUT_MS=10s is not an integer"},
-               {"SQUEEZE_TCP_TIMEOUT_MS", "0", "SQUEEZE_TCP_TIMEOUT_MS=0 is outside [1, "},
-               {"SQUEEZE_TCP_KEEPIDLE_S", "40000", "SQUEEZE_TCP_KEEPIDLE_S=40000 is outside [1, 32767]"}};
-  for (const auto& c : cases) {
-    setenv(c.name, c.value, 1);
-    const Status st = configure_data_socket(fd.get());
-    unsetenv(c.name);
-    EXPECT_FALSE(st.ok()) << c.name << "=" << c.value;
-    EXPECT_NE(st.message().find(c.says), std::string::npos) << st.message();
-  }
-  setenv("SQUEEZE_TCP_TIMEOUT_MS", "2500", 1);
-  EXPECT_TRUE(configure_data_socket(fd.get()).ok());
-  unsetenv("SQUEEZE_TCP_TIMEOUT_MS");
+  ASSERT_TRUE(configure_data_socket(fd.get(), SocketOptions{}).ok());
+  EXPECT_EQ(sockopt(fd.get(), IPPROTO_TCP, TCP_USER_TIMEOUT), 10000);
+  EXPECT_EQ(sockopt(fd.get(), IPPROTO_TCP, TCP_KEEPIDLE), 5);
+  EXPECT_EQ(sockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY), 1);
+  EXPECT_EQ(sockopt(fd.get(), SOL_SOCKET, SO_KEEPALIVE), 1);
+  SocketOptions o;
+  o.user_timeout_ms = 2500;
+  o.keepidle_s = 7;
+  ASSERT_TRUE(configure_data_socket(fd.get(), o).ok());
+  EXPECT_EQ(sockopt(fd.get(), IPPROTO_TCP, TCP_USER_TIMEOUT), 2500);
+  EXPECT_EQ(sockopt(fd.get(), IPPROTO_TCP, TCP_KEEPIDLE), 7);
+}
+
+TEST(Interfaces, OptionsPickTheInterfaces) {
+  SocketOptions o;
+  o.ifname = "=lo";
+  auto ifs = find_interfaces(o);
+  ASSERT_EQ(ifs.size(), 1u);
+  EXPECT_EQ(ifs[0].name, "lo");
+  o.family = AF_INET6;
+  for (const Interface& i : find_interfaces(o)) EXPECT_EQ(i.addr.family(), AF_INET6) << i.name;
+  o.ifname = "=no-such-if";
+  o.family = 0;
+  EXPECT_TRUE(find_interfaces(o).empty());
 }
 
 }  // namespace

@@ -52,8 +52,9 @@ uint64_t random_nonce() {
 
 class IbListener final : public Listener {
  public:
-  IbListener(std::shared_ptr<IbDevice> dev, const IbOptions& opts, sock::Fd fd, uint64_t nonce, std::string where)
-      : dev_(std::move(dev)), opts_(opts), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  IbListener(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, sock::Fd fd,
+             uint64_t nonce, std::string where)
+      : dev_(std::move(dev)), opts_(opts), socket_(socket), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -70,6 +71,7 @@ class IbListener final : public Listener {
   Status advance(Pending& p, std::unique_ptr<RecvComm>* comm, bool* drop);
   std::shared_ptr<IbDevice> dev_;
   IbOptions opts_;
+  sock::SocketOptions socket_;
   sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
@@ -130,7 +132,7 @@ Status IbListener::accept(std::unique_ptr<RecvComm>* comm) {
       return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
     }
     p->fd = sock::Fd(fd);
-    if (Status s = sock::configure_data_socket(fd); !s.ok()) return s;
+    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) return s;
     pending_.push_back(std::move(p));
   }
   for (std::size_t i = 0; i < pending_.size();) {
@@ -166,18 +168,19 @@ void set_stage(void* handle, Connecting* c) { std::memcpy(static_cast<uint8_t*>(
 
 }  // namespace
 
-Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SockAddr& bind_to, void* handle,
-                 std::unique_ptr<Listener>* listener) {
+Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket,
+                 const sock::SockAddr& bind_to, void* handle, std::unique_ptr<Listener>* listener) {
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(bind_to, "the ib control listener", &fd, &addr); !s.ok()) return s;
   IbHandle h{addr, random_nonce()};
   write_handle(h, handle);
-  *listener = std::make_unique<IbListener>(std::move(dev), opts, std::move(fd), h.nonce, addr.str());
+  *listener = std::make_unique<IbListener>(std::move(dev), opts, socket, std::move(fd), h.nonce, addr.str());
   return Status::Ok();
 }
 
-Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, void* handle, std::unique_ptr<SendComm>* comm) {
+Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, void* handle,
+                  std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   Connecting* c = stage_of(handle);
   if (c == nullptr) {
@@ -188,7 +191,7 @@ Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, void* ha
     fresh->nonce = h.nonce;
     fresh->fd = sock::Fd(::socket(h.addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
-    if (Status s = sock::configure_data_socket(fresh->fd.get()); !s.ok()) return s;
+    if (Status s = sock::configure_data_socket(fresh->fd.get(), socket); !s.ok()) return s;
     int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&h.addr.storage), h.addr.len);
     if (r != 0 && errno != EINPROGRESS) return Status::Remote("connect to " + h.addr.str() + ": " + sock::errno_str(errno));
     c = fresh.release();

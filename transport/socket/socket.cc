@@ -9,8 +9,6 @@
 #include <cstring>
 #include <string>
 
-#include "transport/env_int.h"
-
 namespace squeeze::transport::sock {
 
 Fd& Fd::operator=(Fd&& o) noexcept {
@@ -63,16 +61,12 @@ Status set_nonblocking(int fd) {
   return Status::Ok();
 }
 
-Status configure_data_socket(int fd) {
+Status configure_data_socket(int fd, const SocketOptions& options) {
   if (Status s = set_nonblocking(fd); !s.ok()) return s;
   int one = 1;
-  // Peer-death detection: unacknowledged data times out after SQUEEZE_TCP_TIMEOUT_MS, an
-  // idle peer that vanished is found by keepalive probes after a few seconds.
-  int user_timeout = 10000, idle = 5, intvl = 1, cnt = 5;
-  for (const std::string& bad : {env_int("SQUEEZE_TCP_TIMEOUT_MS", 1, (1L << 30) - 1, &user_timeout),
-                                 env_int("SQUEEZE_TCP_KEEPIDLE_S", 1, 32767, &idle)}) {
-    if (!bad.empty()) return Status::Usage(bad);
-  }
+  // Peer-death detection: unacknowledged data times out after user_timeout_ms, an idle
+  // peer that vanished is found by keepalive probes after a few seconds.
+  int user_timeout = options.user_timeout_ms, idle = options.keepidle_s, intvl = 1, cnt = 5;
   struct Opt {
     int level, name;
     const void* val;

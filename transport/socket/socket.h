@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "transport/socket/socket_options.h"
 #include "transport/status.h"
 
 namespace squeeze::transport::sock {
@@ -48,8 +49,8 @@ struct SockAddr {
 };
 
 // Options every data socket gets: non-blocking, close-on-exec, TCP_NODELAY, keepalive and
-// a user timeout so that a vanished peer turns into an error within seconds.
-Status configure_data_socket(int fd);
+// a user timeout (from `options`) so that a vanished peer turns into an error within seconds.
+Status configure_data_socket(int fd, const SocketOptions& options);
 Status set_nonblocking(int fd);
 
 // Outcome of one non-blocking transfer attempt.

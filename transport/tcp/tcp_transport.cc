@@ -52,7 +52,8 @@ void set_stage(void* handle, Connecting* c) {
 
 class TcpListener final : public Listener {
  public:
-  TcpListener(sock::Fd fd, uint64_t nonce, std::string where) : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  TcpListener(sock::Fd fd, uint64_t nonce, std::string where, const sock::SocketOptions& socket)
+      : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)), socket_(socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -65,6 +66,7 @@ class TcpListener final : public Listener {
   sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
+  sock::SocketOptions socket_;
   std::vector<Pending> pending_;
 };
 
@@ -80,7 +82,7 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
       return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
     }
     p.fd = sock::Fd(fd);
-    if (Status s = sock::configure_data_socket(fd); !s.ok()) return s;
+    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) return s;
     pending_.push_back(std::move(p));
   }
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
@@ -105,8 +107,13 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
 
 }  // namespace
 
-TcpTransport::TcpTransport() : ifs_(sock::find_interfaces()) { describe(); }
-TcpTransport::TcpTransport(std::vector<sock::Interface> ifs) : ifs_(std::move(ifs)) { describe(); }
+TcpTransport::TcpTransport(const sock::SocketOptions& socket) : ifs_(sock::find_interfaces(socket)), socket_(socket) {
+  describe();
+}
+TcpTransport::TcpTransport(std::vector<sock::Interface> ifs, const sock::SocketOptions& socket)
+    : ifs_(std::move(ifs)), socket_(socket) {
+  describe();
+}
 
 void TcpTransport::describe() {
   for (std::size_t i = 0; i < ifs_.size(); ++i) {
@@ -133,7 +140,7 @@ Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
   std::memcpy(h + kAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kAddrMax));
   compress::store_le32(h + kAddrOffset + kAddrMax, static_cast<uint32_t>(addr.len));
   compress::store_le64(h + kNonceOffset, nonce);
-  *listener = std::make_unique<TcpListener>(std::move(fd), nonce, addr.str());
+  *listener = std::make_unique<TcpListener>(std::move(fd), nonce, addr.str(), socket_);
   return Status::Ok();
 }
 
@@ -152,7 +159,7 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     encode_hello(compress::load_le64(h + kNonceOffset), fresh->hello);
     fresh->fd = sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
-    if (Status s = sock::configure_data_socket(fresh->fd.get()); !s.ok()) return s;
+    if (Status s = sock::configure_data_socket(fresh->fd.get(), socket_); !s.ok()) return s;
     int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage), fresh->peer.len);
     if (r != 0 && errno != EINPROGRESS)
       return Status::Remote("connect to " + fresh->peer.str() + ": " + sock::errno_str(errno));

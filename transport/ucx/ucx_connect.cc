@@ -31,7 +31,7 @@ void set_stage(void* handle, Connecting* c) {
   std::memcpy(static_cast<uint8_t*>(handle) + kHandleStageOffset, &c, sizeof(c));
 }
 
-Status start(const uint8_t* h, std::unique_ptr<Connecting>* out) {
+Status start(const uint8_t* h, const sock::SocketOptions& socket, std::unique_ptr<Connecting>* out) {
   auto c = std::make_unique<Connecting>();
   uint32_t len = compress::load_le32(h + kHandleAddrLenOffset);
   if (len == 0 || len > kHandleAddrMax)
@@ -42,7 +42,7 @@ Status start(const uint8_t* h, std::unique_ptr<Connecting>* out) {
   c->reply = HelloReader(kAcceptMagic, nonce, true);
   c->fd = sock::Fd(::socket(c->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!c->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
-  if (Status s = sock::configure_data_socket(c->fd.get()); !s.ok()) return s;
+  if (Status s = sock::configure_data_socket(c->fd.get(), socket); !s.ok()) return s;
   int r = ::connect(c->fd.get(), reinterpret_cast<const sockaddr*>(&c->peer.storage), c->peer.len);
   if (r != 0 && errno != EINPROGRESS)
     return Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno));
@@ -70,7 +70,8 @@ Status finished_connecting(Connecting& c, bool* yes) {
 
 }  // namespace
 
-Status connect_step(SessionSource& sessions, void* handle, std::unique_ptr<SendComm>* comm) {
+Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, void* handle,
+                    std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   const auto* h = static_cast<const uint8_t*>(handle);
   if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze UCX handle");
@@ -79,7 +80,7 @@ Status connect_step(SessionSource& sessions, void* handle, std::unique_ptr<SendC
                          std::to_string(kWireVersion));
   std::unique_ptr<Connecting> owned(stage_of(handle));  // freed on every exit unless handed back
   if (!owned) {
-    if (Status s = start(h, &owned); !s.ok()) return s;
+    if (Status s = start(h, socket, &owned); !s.ok()) return s;
   }
   set_stage(handle, nullptr);
   Connecting& c = *owned;

@@ -82,7 +82,7 @@ Status UcxListener::accept(std::unique_ptr<RecvComm>* comm) {
       return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
     }
     pending_.push_back(Pending{sock::Fd(fd), peer, HelloReader(kConnectMagic, nonce_, false), nullptr, 0, {}, 0});
-    if (Status s = sock::configure_data_socket(fd); !s.ok()) {
+    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) {
       pending_.pop_back();
       return s;
     }

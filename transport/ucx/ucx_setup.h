@@ -24,8 +24,9 @@ namespace squeeze::transport::ucx {
 
 class UcxListener final : public Listener {
  public:
-  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce, std::string where)
-      : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce, std::string where,
+              const sock::SocketOptions& socket)
+      : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)), socket_(socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -44,11 +45,14 @@ class UcxListener final : public Listener {
   sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
+  sock::SocketOptions socket_;
   std::vector<Pending> pending_;
 };
 
-// One non-blocking step of connect() on a handle from UcxTransport::listen().
-Status connect_step(SessionSource& sessions, void* handle, std::unique_ptr<SendComm>* comm);
+// One non-blocking step of connect() on a handle from UcxTransport::listen(); the set-up
+// socket gets `socket`'s options.
+Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, void* handle,
+                    std::unique_ptr<SendComm>* comm);
 
 // Reads what is available of a hello. *closed: the peer closed the socket before it was whole.
 Status read_hello(int fd, HelloReader* hello, const std::string& peer, bool* closed);
