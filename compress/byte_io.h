@@ -8,6 +8,10 @@
 //
 // offset() is the position from the start of the span (use it in error messages).
 // Values are always little-endian on the wire whatever the host is.
+//
+// This is the project's one little-endian helper. Besides compress, transport/ uses it for
+// every field its wire formats carry (headers, hellos, handles, clear-to-send records):
+// header-only, it is the one file of compress that transport may include.
 #pragma once
 
 #include <cstddef>
@@ -119,14 +123,19 @@ class ByteWriter {
   std::size_t pos_ = 0;
 };
 
-// Fixed-offset helpers for headers that are patched after the fact. The caller guarantees
-// that [off, off + sizeof) lies inside the buffer.
+// Fixed-offset helpers for headers that are patched after the fact, and for fixed-size wire
+// records. The caller guarantees that [p, p + sizeof) lies inside the buffer.
+inline void store_le16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
 inline void store_le32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 inline void store_le64(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
+inline uint16_t load_le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 inline uint32_t load_le32(const uint8_t* p) {
   uint32_t v = 0;
   for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);

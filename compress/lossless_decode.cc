@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compress/byte_io.h"
 #include "compress/lossless.h"
 #include "compress/lossless_planes.h"
 
@@ -22,7 +23,6 @@ Status corrupt(const std::string& what, std::size_t offset) {
   return {Status::Code::kCorrupt, "lossless body: " + what + " at offset " + std::to_string(offset)};
 }
 
-inline uint16_t load_le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 
 struct GroupMap {
   uint8_t l0[kLosslessBlockBytes / 8] = {};

@@ -18,11 +18,6 @@ using lossless_detail::split_planes;
 
 namespace {
 
-inline void store_le16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-}
-
 // nz[e] = 1 when element e (w bytes) is nonzero; returns how many are.
 std::size_t mark_nonzero(const uint8_t* in, std::size_t elems, std::size_t w, uint8_t* nz) {
   std::size_t count = 0;

@@ -121,9 +121,7 @@ Row memcpy_reference(std::size_t size, int iters, const Stream& stream) {
   }
   std::sort(t.begin(), t.end());
   const double gbps = static_cast<double>(size) / t[t.size() / 2] / 1e9;
-  Row r;
-  r.codec = "memcpy";
-  r.data = "-";
+  Row r{.codec = "memcpy", .data = "-"};
   r.elements = r.bytes_in = r.bytes_out = r.chunk_bytes = size;
   r.chunks = 1;
   r.enc_gbps = r.dec_gbps = gbps;

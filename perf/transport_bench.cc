@@ -22,13 +22,16 @@
 
 #include "perf/common/cli_args.h"
 #include "perf/plugin_net.h"
+#include "plugin/params/params.h"
 
 namespace {
 
-// The transport the plugin was asked for (the plugin logs which one it chose and why).
+// The transport the plugin was asked for (the plugin logs which one it chose and why), read
+// through the parameter table as the plugin reads it.
 const char* transport_choice() {
-  const char* t = getenv("SQUEEZE_TRANSPORT");
-  return t != nullptr && *t != '\0' ? t : "auto";
+  static const std::string choice =
+      squeeze::params::Settings::read_env(squeeze::params::Id::kTransport, nullptr).text;
+  return choice.c_str();
 }
 
 using squeeze::perf::PluginNet;

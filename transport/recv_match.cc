@@ -13,7 +13,10 @@ Status match_recv_item(std::span<const RecvItem> items, std::span<const bool> ma
   }
   if (*idx < 0) {
     std::string tags;
-    for (std::size_t i = 0; i < items.size(); ++i) tags += (i ? "," : "") + std::to_string(items[i].tag);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) tags += ',';
+      tags += std::to_string(items[i].tag);
+    }
     return Status::Remote("message from " + peer + " has tag " + std::to_string(h.tag) +
                           " but the posted receive expects tags {" + tags + "}");
   }

@@ -21,15 +21,16 @@ bool machine_has_rdma_device() {
 
 }  // namespace
 
-std::unique_ptr<Transport> open_transport(const std::string& choice_in, std::string* why) {
-  const std::string choice = choice_in.empty() ? "auto" : choice_in;
+std::unique_ptr<Transport> open_transport(const Options& o, std::string* why) {
+  const std::string choice = o.name.empty() ? "auto" : o.name;
   if (choice == "tcp") {
     *why = "SQUEEZE_TRANSPORT=tcp";
-    return std::make_unique<tcp::TcpTransport>();
+    return std::make_unique<tcp::TcpTransport>(o.socket);
   }
   if (choice == "ib" || choice == "ucx") {
     std::string reason;
-    std::unique_ptr<Transport> t = choice == "ib" ? ib::open_transport(&reason) : ucx::open_transport(&reason);
+    std::unique_ptr<Transport> t =
+        choice == "ib" ? ib::open_transport(o.ib, o.socket, &reason) : ucx::open_transport(o.ucx, o.socket, &reason);
     *why = t ? "SQUEEZE_TRANSPORT=" + choice : "SQUEEZE_TRANSPORT=" + choice + " requested but not available: " + reason;
     return t;
   }
@@ -38,7 +39,7 @@ std::unique_ptr<Transport> open_transport(const std::string& choice_in, std::str
     return nullptr;
   }
   std::string no_ib, no_ucx;
-  if (std::unique_ptr<Transport> t = ib::open_transport(&no_ib)) {
+  if (std::unique_ptr<Transport> t = ib::open_transport(o.ib, o.socket, &no_ib)) {
     *why = "auto: usable RDMA device found";
     return t;
   }
@@ -49,14 +50,14 @@ std::unique_ptr<Transport> open_transport(const std::string& choice_in, std::str
     *why = "auto: verbs not available (" + no_ib +
            "); no RDMA device, so UCX would only run over TCP, where this TCP transport is faster "
            "(SQUEEZE_TRANSPORT=ucx uses UCX anyway)";
-    return std::make_unique<tcp::TcpTransport>();
+    return std::make_unique<tcp::TcpTransport>(o.socket);
   }
-  if (std::unique_ptr<Transport> t = ucx::open_transport(&no_ucx)) {
+  if (std::unique_ptr<Transport> t = ucx::open_transport(o.ucx, o.socket, &no_ucx)) {
     *why = "auto: verbs not available (" + no_ib + "); RDMA device present and UCX loaded";
     return t;
   }
   *why = "auto: verbs not available (" + no_ib + "); UCX not available (" + no_ucx + ")";
-  return std::make_unique<tcp::TcpTransport>();
+  return std::make_unique<tcp::TcpTransport>(o.socket);
 }
 
 }  // namespace squeeze::transport

@@ -165,7 +165,10 @@ std::vector<std::string> rank_args(const Options& o, const std::string& exe, con
   std::vector<std::string> a = {exe};
   a.insert(a.end(), o.work_args.begin(), o.work_args.end());
   std::string gpus;
-  for (int g : o.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+  for (int g : o.gpus) {
+    if (!gpus.empty()) gpus += ',';
+    gpus += std::to_string(g);
+  }
   for (const std::string& s : {std::string("-N"), std::to_string(o.nranks), std::string("--gpus"), gpus,
                                std::string("--nccl-lib"), lib, std::string("--timeout"),
                                std::to_string(static_cast<int>(o.timeout_s)), std::string("--run-dir"), run_dir,

@@ -250,7 +250,10 @@ int run(const Options& o) {
   c.info.label = o.label;
   c.info.nccl = lib.version_string() + " (" + lib.path() + ")";
   std::string gpus;
-  for (int g : o.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+  for (int g : o.gpus) {
+    if (!gpus.empty()) gpus += ',';
+    gpus += std::to_string(g);
+  }
   c.info.devices = "cuda:" + gpus + " (" + prop.name + ")";
   if (!socket) {
     // Before NCCL loads the plugin: it names its statistics file after SQUEEZE_RANK.

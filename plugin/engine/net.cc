@@ -11,6 +11,7 @@
 #include "plugin/engine/recv_comm.h"
 #include "plugin/engine/result.h"
 #include "plugin/engine/send_comm.h"
+#include "plugin/engine/transport_options.h"
 #include "plugin/log.h"
 #include "plugin/policy/policy_load.h"
 #include "transport/registry.h"
@@ -102,7 +103,7 @@ nccl_result_t Net::load_engine_locked() {
 nccl_result_t Net::open_transport_locked() {
   if (transport_) return kNcclSuccess;
   std::string why;
-  transport_ = transport::open_transport(settings_.text(params::Id::kTransport), &why);
+  transport_ = transport::open_transport(transport_options(settings_), &why);
   if (!transport_) {
     SQ_WARN("%s", why.c_str());
     return kNcclInvalidUsage;

@@ -46,6 +46,7 @@ enum class Id : int {
   kTcpTimeoutMs,
   kTcpKeepIdleS,
   kUcxLibrary,
+  kUcxTls,
   kIbHca,
   kIbQpsPerConnection,
   kIbGidIndex,
@@ -188,6 +189,11 @@ inline constexpr Spec kSpecs[] = {
      .shown = "`libucp.so.0`",
      .meaning = "The UCX library to `dlopen`. UCX's own variables (`UCX_TLS`, "
                 "`UCX_NET_DEVICES`, ...) apply as usual."},
+    {.id = Id::kUcxTls,
+     .name = "UCX_TLS",
+     .shown = "all",
+     .meaning = "UCX's own list of transports, read by UCX itself; Squeeze only names it in the "
+                "UCX device's description (the INFO line that lists the devices)."},
     {.id = Id::kIbHca,
      .name = "SQUEEZE_IB_HCA",
      .shown = "all",

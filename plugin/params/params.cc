@@ -21,7 +21,12 @@ std::string range_text(const Spec& s) {
     if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
     return std::to_string(v);
   };
-  return "[" + num(s.lo) + ", " + num(s.hi) + "]";
+  std::string out = "[";
+  out += num(s.lo);
+  out += ", ";
+  out += num(s.hi);
+  out += "]";
+  return out;
 }
 
 std::string choices_text(const Spec& s) {

@@ -85,7 +85,10 @@ std::string describe_match(const Match& m) {
   if (!m.any_nranks) {
     if (!m.nranks_list.empty()) {
       std::string l;
-      for (int32_t n : m.nranks_list) l += (l.empty() ? "" : "|") + std::to_string(n);
+      for (int32_t n : m.nranks_list) {
+        if (!l.empty()) l += '|';
+        l += std::to_string(n);
+      }
       add("nranks " + l);
     } else {
       add("nranks " + std::to_string(m.nranks_min) + ".." +

@@ -590,7 +590,7 @@ TEST_P(Versions, AllReduceThroughTheAdapter) {
 
 INSTANTIATE_TEST_SUITE_P(CollNet, Versions, ::testing::Values(8, 9, 10, 11, 12),
                          [](const ::testing::TestParamInfo<int>& i) {
-                           return "v" + std::to_string(i.param);
+                           return std::string("v").append(std::to_string(i.param));
                          });
 
 }  // namespace

@@ -171,9 +171,11 @@ class Rogue : public ::testing::Test {
   static constexpr std::size_t kGuard = 64;
 
   void SetUp() override {
-    setenv("SQUEEZE_SOCKET_IFNAME", "lo", 1);
+    transport::Options o;
+    o.name = "tcp";
+    o.socket.ifname = "lo";
     std::string why;
-    t_ = transport::open_transport("tcp", &why);
+    t_ = transport::open_transport(o, &why);
     ASSERT_NE(t_, nullptr) << why;
     std::vector<std::string> errors;
     engine_.policy = policy::Policy::parse(

@@ -2,7 +2,9 @@
 // error, and a failed decode writes nothing (decoded into a buffer with guard bytes).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -126,8 +128,10 @@ TEST(LosslessMalformed, BadPackedBlockStructure) {
 TEST(LosslessMalformed, HandMadeBlocks) {
   // 16 bytes (one group), dtype bytes: header, table, block.
   auto body = [](std::vector<uint8_t> block) {
-    std::vector<uint8_t> b = {12, 4, 0, 0, static_cast<uint8_t>(block.size()), 0};
-    b.insert(b.end(), block.begin(), block.end());
+    std::vector<uint8_t> b(6 + block.size());
+    const uint8_t head[] = {12, 4, 0, 0, static_cast<uint8_t>(block.size()), 0};
+    std::copy(std::begin(head), std::end(head), b.begin());
+    std::copy(block.begin(), block.end(), b.begin() + 6);
     return b;
   };
   auto dec = [](const std::vector<uint8_t>& b) {

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     off += static_cast<std::size_t>(w);
   }
   close(sv[0]);  // the peer "dies" after its bytes
-  tcp::TcpRecvComm comm(tcp::Fd(sv[1]), "fuzz-peer");
+  tcp::TcpRecvComm comm(sock::Fd(sv[1]), "fuzz-peer");
   constexpr std::size_t kCap = 4096, kGuard = 64;
   std::vector<uint8_t> a(kCap + kGuard, 0xcc), b(kCap + kGuard, 0xcc);
   for (int round = 0; round < 64; ++round) {

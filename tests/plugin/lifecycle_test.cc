@@ -254,7 +254,7 @@ TEST_P(Lifecycle, ThousandConnectCloseCyclesLeakNothing) {
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, Lifecycle, ::testing::Values(8, 9, 10, 11, 12),
                          [](const ::testing::TestParamInfo<int>& p) {
-                           return "v" + std::to_string(p.param);
+                           return std::string("v").append(std::to_string(p.param));
                          });
 
 }  // namespace

@@ -583,7 +583,7 @@ TEST_P(ChainV6Test, CopyEngineEventsGetNoEventAndLeaveTheChainAlone) {
 
 INSTANTIATE_TEST_SUITE_P(ProfilerVersions, ChainV6Test, ::testing::Values(6),
                          [](const ::testing::TestParamInfo<int>& p) {
-                           return "v" + std::to_string(p.param);
+                           return std::string("v").append(std::to_string(p.param));
                          });
 
 // The adapter's conversion carries each v5 member whole, and nothing for other types.
@@ -701,7 +701,7 @@ TEST(ProfilerV6, ToV5CarriesEveryV5EventAndOnlyThose) {
 
 INSTANTIATE_TEST_SUITE_P(ProfilerVersions, ChainTest, ::testing::Values(5, 6),
                          [](const ::testing::TestParamInfo<int>& p) {
-                           return "v" + std::to_string(p.param);
+                           return std::string("v").append(std::to_string(p.param));
                          });
 
 TEST(ChainProfiler, OffSwitchRequestsNoEvents) {

@@ -31,7 +31,7 @@ inline IbOptions test_options(const std::string& hca, int qps = 1) {
   o.hca = "=" + hca;
   o.qps_per_conn = qps;
   o.gdr = 0;
-  o.oob_interfaces = tcp::find_interfaces("lo", AF_INET);
+  o.oob_interfaces = sock::find_interfaces("lo", AF_INET);
   return o;
 }
 

@@ -87,21 +87,12 @@ TEST(IbOpen, NoUsablePortIsNamed) {
   expect_clean(fake);
 }
 
-TEST(IbOpen, BadEnvironmentIsTheReason) {
-  FakeVerbs fake;
-  setenv("SQUEEZE_IB_QPS_PER_CONN", "9", 1);
-  std::string why;
-  EXPECT_EQ(open_transport_with(fake.api(), &why), nullptr);
-  unsetenv("SQUEEZE_IB_QPS_PER_CONN");
-  EXPECT_EQ(why, "SQUEEZE_IB_QPS_PER_CONN=9 is outside [1, 8]");
-}
-
 TEST(IbOpen, RealLibraryOnThisMachineSaysWhyNot) {
   std::error_code ec;
   if (std::filesystem::exists("/sys/class/infiniband", ec) && !std::filesystem::is_empty("/sys/class/infiniband", ec))
     GTEST_SKIP() << "this machine has RDMA devices";
   std::string why;
-  EXPECT_EQ(open_transport(&why), nullptr);
+  EXPECT_EQ(open_transport(IbOptions{}, sock::SocketOptions{}, &why), nullptr);
   EXPECT_FALSE(why.empty());
   EXPECT_EQ(why.find('\n'), std::string::npos) << "one sentence";
   std::string lib;

@@ -1,4 +1,4 @@
-// Building blocks of the TCP transport: interface filters, the wire header, slot pools.
+// Building blocks of the TCP transport: the wire header, slot pools, the link rate.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,44 +10,14 @@
 #include <thread>
 #include <vector>
 
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/socket.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
 namespace squeeze::transport::tcp {
 namespace {
 
-TEST(IfFilter, PrefixListMatchesLikeNccl) {
-  IfFilter f = IfFilter::parse("eth,ib");
-  EXPECT_TRUE(f.matches("eth0"));
-  EXPECT_TRUE(f.matches("ib1"));
-  EXPECT_FALSE(f.matches("lo"));
-}
-
-TEST(IfFilter, CaretExcludes) {
-  IfFilter f = IfFilter::parse("^docker,lo");
-  EXPECT_FALSE(f.matches("docker0"));
-  EXPECT_FALSE(f.matches("lo"));
-  EXPECT_TRUE(f.matches("eth0"));
-}
-
-TEST(IfFilter, EqualsMeansExactName) {
-  IfFilter f = IfFilter::parse("=eth0");
-  EXPECT_TRUE(f.matches("eth0"));
-  EXPECT_FALSE(f.matches("eth00"));
-  IfFilter g = IfFilter::parse("^=eth0");
-  EXPECT_FALSE(g.matches("eth0"));
-  EXPECT_TRUE(g.matches("eth01"));
-}
-
-TEST(Interfaces, LoopbackIsFoundWhenAskedFor) {
-  auto ifs = find_interfaces("lo", 0);
-  ASSERT_EQ(ifs.size(), 1u);
-  EXPECT_EQ(ifs[0].name, "lo");
-  EXPECT_EQ(ifs[0].addr.port(), 0);
-  EXPECT_EQ(interface_speed_mbps("lo"), 10000) << "no /sys speed for lo: default 10 Gb/s";
-  EXPECT_TRUE(find_interfaces("=no-such-if", 0).empty());
-}
+using sock::Fd;
 
 TEST(Wire, HeaderRoundTrips) {
   MessageHeader h{-5, PayloadKind::kFrame, 1234, 99999};
@@ -95,28 +65,6 @@ TEST(SlotRing, HandsOutEverySlotOnceThenRefuses) {
   EXPECT_EQ(ring.acquire(), 2);
   ring.release(7);  // out of range: ignored
   EXPECT_EQ(ring.order().size(), 5u);
-}
-
-// A bad socket setting is an error that names the variable, not a silent default.
-TEST(DataSocket, BadTimeoutVariablesAreNamed) {
-  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  ASSERT_GE(fd.get(), 0);
-  EXPECT_TRUE(configure_data_socket(fd.get()).ok());
-  const struct {
-    const char *name, *value, *says;
-  } cases[] = {{"SQUEEZE_TCP_TIMEOUT_MS", "10s", "SQUEEZE_TCP_TIMEOUT_MS=10s is not an integer"},
-               {"SQUEEZE_TCP_TIMEOUT_MS", "0", "SQUEEZE_TCP_TIMEOUT_MS=0 is outside [1, "},
-               {"SQUEEZE_TCP_KEEPIDLE_S", "40000", "SQUEEZE_TCP_KEEPIDLE_S=40000 is outside [1, 32767]"}};
-  for (const auto& c : cases) {
-    setenv(c.name, c.value, 1);
-    const Status st = configure_data_socket(fd.get());
-    unsetenv(c.name);
-    EXPECT_FALSE(st.ok()) << c.name << "=" << c.value;
-    EXPECT_NE(st.message().find(c.says), std::string::npos) << st.message();
-  }
-  setenv("SQUEEZE_TCP_TIMEOUT_MS", "2500", 1);
-  EXPECT_TRUE(configure_data_socket(fd.get()).ok());
-  unsetenv("SQUEEZE_TCP_TIMEOUT_MS");
 }
 
 // The pays controller's link speed: one sample per window of a few milliseconds of busy

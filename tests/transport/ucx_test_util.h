@@ -1,5 +1,6 @@
-// Helpers for the UCX transport tests: environment overrides, connected comm pairs on
-// loopback, bounded waits, and a peer process that is SIGKILLed mid-transfer.
+// Helpers for the UCX transport tests: environment overrides (for UCX's own variables, which
+// UCX reads), connected comm pairs on loopback, bounded waits, and a peer process that is
+// SIGKILLed mid-transfer.
 #pragma once
 
 #include <dirent.h>
@@ -44,8 +45,9 @@ class ScopedEnv {
 };
 
 inline std::unique_ptr<Transport> open_on_loopback(std::string* why) {
-  ScopedEnv ifname("SQUEEZE_SOCKET_IFNAME", "lo");
-  return open_transport(why);
+  sock::SocketOptions socket;
+  socket.ifname = "lo";
+  return open_transport(UcxOptions{}, socket, why);
 }
 
 struct Pair {

@@ -275,23 +275,25 @@ INSTANTIATE_TEST_SUITE_P(Tls, UcxTransfer, ::testing::Values("tcp", "shm"), tls_
 INSTANTIATE_TEST_SUITE_P(Tls, UcxLoopback, ::testing::Values("tcp", "shm"), tls_name);
 
 TEST(UcxOpen, MissingLibraryIsNullWithReason) {
-  ScopedEnv lib(kLibraryEnv, "/nonexistent/libucp.so.0");
+  UcxOptions o;
+  o.library = "/nonexistent/libucp.so.0";
   std::string why;
-  EXPECT_EQ(open_transport(&why), nullptr);
+  EXPECT_EQ(open_transport(o, {}, &why), nullptr);
   EXPECT_NE(why.find("cannot load /nonexistent/libucp.so.0"), std::string::npos) << why;
 }
 
 TEST(UcxOpen, LibraryWithoutUcpIsNullWithReason) {
-  ScopedEnv lib(kLibraryEnv, "libm.so.6");
+  UcxOptions o;
+  o.library = "libm.so.6";
   std::string why;
-  EXPECT_EQ(open_transport(&why), nullptr);
+  EXPECT_EQ(open_transport(o, {}, &why), nullptr);
   EXPECT_NE(why.find("does not export ucp_"), std::string::npos) << why;
 }
 
 TEST(UcxOpen, UnusableTransportListIsNullWithReason) {
-  ScopedEnv tls("UCX_TLS", "no_such_transport");
+  ScopedEnv tls("UCX_TLS", "no_such_transport");  // UCX's own variable: UCX reads it
   std::string why;
-  EXPECT_EQ(open_transport(&why), nullptr);
+  EXPECT_EQ(open_transport(UcxOptions{}, {}, &why), nullptr);
   EXPECT_FALSE(why.empty());
 }
 

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "transport/tcp/wire.h"
+#include "compress/byte_io.h"
 
 namespace squeeze::transport::ucx {
 namespace {
@@ -58,7 +58,7 @@ TEST(UcxHello, BadFieldsAreNamed) {
   check(encode_hello(kAcceptMagic, 5, 0, addr), "comm id 0");
   check(encode_hello(kAcceptMagic, 5, 3, {}), "address length 0");
   m = good;
-  tcp::put_u32(m.data() + 16, static_cast<uint32_t>(kMaxWorkerAddressBytes + 1));
+  compress::store_le32(m.data() + 16, static_cast<uint32_t>(kMaxWorkerAddressBytes + 1));
   check(m, "address length");
   HelloReader c(kConnectMagic, 5, false);
   EXPECT_NE(feed_all(c, encode_hello(kConnectMagic, 5, 0, addr), 64).find("unexpected worker address"),

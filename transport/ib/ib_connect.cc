@@ -23,22 +23,22 @@ Status oob_move(bool write, int fd, uint8_t* buf, std::size_t len, std::size_t* 
   while (*done < len) {
     std::size_t n = 0;
     int err = 0;
-    tcp::Io io;
+    sock::Io io;
     if (write) {
       iovec iov{buf + *done, len - *done};
-      io = tcp::writev_once(fd, &iov, 1, &n, &err);
+      io = sock::writev_once(fd, &iov, 1, &n, &err);
     } else {
-      io = tcp::read_once(fd, buf + *done, len - *done, &n, &err);
+      io = sock::read_once(fd, buf + *done, len - *done, &n, &err);
     }
-    if (io == tcp::Io::kWouldBlock) {
+    if (io == sock::Io::kWouldBlock) {
       *result = Move::kPending;
       return Status::Ok();
     }
-    if (io == tcp::Io::kClosed) {
+    if (io == sock::Io::kClosed) {
       *result = Move::kClosed;
       return Status::Remote("peer closed the connection during " + what);
     }
-    if (io == tcp::Io::kError) return Status::Remote(what + ": " + tcp::errno_str(err));
+    if (io == sock::Io::kError) return Status::Remote(what + ": " + sock::errno_str(err));
     *done += n;
   }
   *result = Move::kDone;
@@ -52,15 +52,16 @@ uint64_t random_nonce() {
 
 class IbListener final : public Listener {
  public:
-  IbListener(std::shared_ptr<IbDevice> dev, const IbOptions& opts, tcp::Fd fd, uint64_t nonce, std::string where)
-      : dev_(std::move(dev)), opts_(opts), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  IbListener(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, sock::Fd fd,
+             uint64_t nonce, std::string where)
+      : dev_(std::move(dev)), opts_(opts), socket_(socket), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
   enum class Step { kRecvInfo, kSendInfo, kRecvReady };
   struct Pending {
-    tcp::Fd fd;
-    tcp::SockAddr peer;
+    sock::Fd fd;
+    sock::SockAddr peer;
     Step step = Step::kRecvInfo;
     uint8_t buf[kConnInfoBytes];
     std::size_t done = 0;
@@ -70,7 +71,8 @@ class IbListener final : public Listener {
   Status advance(Pending& p, std::unique_ptr<RecvComm>* comm, bool* drop);
   std::shared_ptr<IbDevice> dev_;
   IbOptions opts_;
-  tcp::Fd fd_;
+  sock::SocketOptions socket_;
+  sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
   std::vector<std::unique_ptr<Pending>> pending_;
@@ -127,10 +129,10 @@ Status IbListener::accept(std::unique_ptr<RecvComm>* comm) {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + tcp::errno_str(errno));
+      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
     }
-    p->fd = tcp::Fd(fd);
-    if (Status s = tcp::configure_data_socket(fd); !s.ok()) return s;
+    p->fd = sock::Fd(fd);
+    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) return s;
     pending_.push_back(std::move(p));
   }
   for (std::size_t i = 0; i < pending_.size();) {
@@ -149,8 +151,8 @@ Status IbListener::accept(std::unique_ptr<RecvComm>* comm) {
 // The connecting side's state, owned through the handle's stage slot between calls.
 struct Connecting {
   enum class Step { kTcp, kSendInfo, kRecvInfo, kSendReady } step = Step::kTcp;
-  tcp::Fd fd;
-  tcp::SockAddr peer;
+  sock::Fd fd;
+  sock::SockAddr peer;
   uint64_t nonce = 0;
   std::unique_ptr<IbSendComm> comm;
   uint8_t buf[kConnInfoBytes];
@@ -166,18 +168,19 @@ void set_stage(void* handle, Connecting* c) { std::memcpy(static_cast<uint8_t*>(
 
 }  // namespace
 
-Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const tcp::SockAddr& bind_to, void* handle,
-                 std::unique_ptr<Listener>* listener) {
-  tcp::Fd fd;
-  tcp::SockAddr addr;
-  if (Status s = tcp::listen_on(bind_to, "the ib control listener", &fd, &addr); !s.ok()) return s;
+Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket,
+                 const sock::SockAddr& bind_to, void* handle, std::unique_ptr<Listener>* listener) {
+  sock::Fd fd;
+  sock::SockAddr addr;
+  if (Status s = sock::listen_on(bind_to, "the ib control listener", &fd, &addr); !s.ok()) return s;
   IbHandle h{addr, random_nonce()};
   write_handle(h, handle);
-  *listener = std::make_unique<IbListener>(std::move(dev), opts, std::move(fd), h.nonce, addr.str());
+  *listener = std::make_unique<IbListener>(std::move(dev), opts, socket, std::move(fd), h.nonce, addr.str());
   return Status::Ok();
 }
 
-Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, void* handle, std::unique_ptr<SendComm>* comm) {
+Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, void* handle,
+                  std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   Connecting* c = stage_of(handle);
   if (c == nullptr) {
@@ -186,11 +189,11 @@ Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, void* ha
     auto fresh = std::make_unique<Connecting>();
     fresh->peer = h.addr;
     fresh->nonce = h.nonce;
-    fresh->fd = tcp::Fd(::socket(h.addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fresh->fd.valid()) return Status::System("socket(): " + tcp::errno_str(errno));
-    if (Status s = tcp::configure_data_socket(fresh->fd.get()); !s.ok()) return s;
+    fresh->fd = sock::Fd(::socket(h.addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
+    if (Status s = sock::configure_data_socket(fresh->fd.get(), socket); !s.ok()) return s;
     int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&h.addr.storage), h.addr.len);
-    if (r != 0 && errno != EINPROGRESS) return Status::Remote("connect to " + h.addr.str() + ": " + tcp::errno_str(errno));
+    if (r != 0 && errno != EINPROGRESS) return Status::Remote("connect to " + h.addr.str() + ": " + sock::errno_str(errno));
     c = fresh.release();
     set_stage(handle, c);
   }
@@ -209,12 +212,12 @@ Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, void* ha
     int err = 0;
     socklen_t len = sizeof(err);
     if (getsockopt(c->fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-    if (err != 0) return fail(Status::Remote("connect to " + peer + ": " + tcp::errno_str(err)));
+    if (err != 0) return fail(Status::Remote("connect to " + peer + ": " + sock::errno_str(err)));
     sockaddr_storage ss{};
     socklen_t sl = sizeof(ss);
     if (getpeername(c->fd.get(), reinterpret_cast<sockaddr*>(&ss), &sl) != 0) {
       if (errno == ENOTCONN) return later();
-      return fail(Status::Remote("connect to " + peer + ": " + tcp::errno_str(errno)));
+      return fail(Status::Remote("connect to " + peer + ": " + sock::errno_str(errno)));
     }
     c->comm = std::make_unique<IbSendComm>(dev, opts);
     if (Status s = c->comm->create(); !s.ok()) return fail(s);

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <fstream>
 
-#include "transport/tcp/interfaces.h"
-#include "transport/tcp/socket.h"
+#include "transport/socket/interfaces.h"
+#include "transport/socket/socket.h"
 
 namespace squeeze::transport::ib {
 
@@ -126,7 +126,7 @@ std::vector<std::shared_ptr<IbDevice>> discover_devices(const std::shared_ptr<co
     *why = std::string("ibv_get_device_list: ") + std::strerror(errno != 0 ? errno : ENODEV);
     return out;
   }
-  const tcp::IfFilter filter = tcp::IfFilter::parse(opts.hca);
+  const sock::IfFilter filter = sock::IfFilter::parse(opts.hca);
   const bool gdr = opts.gdr == 1 || (opts.gdr < 0 && gpudirect_rdma_loaded());
   std::string notes;
   auto note = [&](const std::string& s) { notes += (notes.empty() ? "" : "; ") + s; };

@@ -191,7 +191,7 @@ Status IbEndpoint::check_peer() {
   if (r == 0) return Status::Remote("peer " + peer_ + " closed its connection to " + dev_->name + " (process gone or comm closed)");
   if (r > 0) return Status::Remote("peer " + peer_ + " sent unexpected bytes on the ib control connection");
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::Ok();
-  return Status::Remote("control connection to peer " + peer_ + " failed: " + tcp::errno_str(errno));
+  return Status::Remote("control connection to peer " + peer_ + " failed: " + sock::errno_str(errno));
 }
 
 Status IbEndpoint::register_memory(const MemoryDesc& mem, std::unique_ptr<Registration>* reg) {

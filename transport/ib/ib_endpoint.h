@@ -12,7 +12,7 @@
 
 #include "transport/ib/ib_devices.h"
 #include "transport/ib/ib_handshake.h"
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 
 namespace squeeze::transport::ib {
 
@@ -38,7 +38,7 @@ class IbEndpoint {
   Status connect(const ConnInfo& remote);
   // A QP connected to itself (for flush reads), on this endpoint's CQ.
   Status create_loopback(Owned<ibv_qp>* qp);
-  void attach_oob(tcp::Fd fd, std::string peer) {
+  void attach_oob(sock::Fd fd, std::string peer) {
     oob_ = std::move(fd);
     peer_ = std::move(peer);
   }
@@ -83,7 +83,7 @@ class IbEndpoint {
   std::vector<uint32_t> psns_;
   int send_depth_ = 0;
   int recv_depth_ = 0;
-  tcp::Fd oob_;
+  sock::Fd oob_;
   std::string peer_ = "(connecting)";
   std::chrono::steady_clock::time_point last_check_{};
 };

@@ -25,7 +25,7 @@
 #include <infiniband/verbs.h>
 
 #include "transport/ib/ib_options.h"
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 #include "transport/transport.h"
 
 namespace squeeze::transport::ib {
@@ -36,7 +36,7 @@ constexpr std::size_t kConnInfoBytes = 128;
 constexpr std::size_t kReadyBytes = 16;
 
 struct IbHandle {
-  tcp::SockAddr addr;
+  sock::SockAddr addr;
   uint64_t nonce = 0;
 };
 void write_handle(const IbHandle& h, void* out);  // clears all 128 bytes first

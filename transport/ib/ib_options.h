@@ -1,12 +1,13 @@
-// Tunables of the ib transport, declared once. Each comes from an environment variable;
-// tests set the struct directly.
+// Tunables of the ib transport, declared once. The defaults are what Squeeze uses when
+// nothing is set; the plugin fills the struct from its parameter table (the SQUEEZE_IB_*
+// variables named below), tests set it directly. Nothing here reads the environment.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 
 namespace squeeze::transport::ib {
 
@@ -35,13 +36,9 @@ struct IbOptions {
   bool dmabuf = true;
   // SQUEEZE_IB_MR_CACHE: registrations the cache keeps for buffers handed over unregistered.
   std::size_t mr_cache_entries = 64;
-  // Interfaces for the out-of-band TCP exchange of queue-pair information; empty = the TCP
-  // transport's choice (SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME).
-  std::vector<tcp::Interface> oob_interfaces;
-
-  // Reads the environment. Returns "" or what is wrong ("SQUEEZE_IB_QPS_PER_CONN=0 is outside
-  // [1, 8]").
-  static std::string from_env(IbOptions* out);
+  // Interfaces for the out-of-band TCP exchange of queue-pair information; empty = the first
+  // interface the socket options pick, as for the TCP transport.
+  std::vector<sock::Interface> oob_interfaces;
 };
 
 }  // namespace squeeze::transport::ib

@@ -25,7 +25,7 @@ class IbRecvComm final : public RecvComm {
   // region registered; a flush QP when the device has force_flush.
   Status create(const ConnInfo& sender);
   void local_info(uint64_t nonce, ConnInfo* out) const { ep_.fill_info(Role::kReceiver, nonce, out); }
-  void attach_oob(tcp::Fd fd, std::string peer) { ep_.attach_oob(std::move(fd), std::move(peer)); }
+  void attach_oob(sock::Fd fd, std::string peer) { ep_.attach_oob(std::move(fd), std::move(peer)); }
 
   Status register_memory(const MemoryDesc& mem, std::unique_ptr<Registration>* reg) override {
     return ep_.register_memory(mem, reg);

@@ -123,7 +123,8 @@ Status IbSendComm::match() {
     int it = -1, first_free = -1;
     std::string tags;
     for (int i = 0; i < fs.cts.n; ++i) {
-      tags += (i ? "," : "") + std::to_string(fs.cts.items[i].tag);
+      if (i > 0) tags += ',';
+      tags += std::to_string(fs.cts.items[i].tag);
       if (fs.used[i]) continue;
       if (first_free < 0) first_free = i;
       if (it < 0 && fs.cts.items[i].tag == h.tag) it = i;

@@ -27,7 +27,7 @@ class IbSendComm final : public SendComm {
   void local_info(uint64_t nonce, ConnInfo* out) const;
   // QPs to RTS towards the receiver; the OOB socket stays with the comm.
   Status connect(const ConnInfo& remote) { return ep_.connect(remote); }
-  void attach_oob(tcp::Fd fd, std::string peer) { ep_.attach_oob(std::move(fd), std::move(peer)); }
+  void attach_oob(sock::Fd fd, std::string peer) { ep_.attach_oob(std::move(fd), std::move(peer)); }
 
   Status register_memory(const MemoryDesc& mem, std::unique_ptr<Registration>* reg) override;
   Status post(const SendItem& item, int* slot) override;

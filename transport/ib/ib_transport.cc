@@ -6,7 +6,7 @@
 #include "transport/ib/ib_devices.h"
 #include "transport/ib/ib_options.h"
 #include "transport/ib/verbs_api.h"
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 
 namespace squeeze::transport::ib {
 
@@ -14,8 +14,9 @@ namespace {
 
 class IbTransport final : public Transport {
  public:
-  IbTransport(std::vector<std::shared_ptr<IbDevice>> devs, IbOptions opts, std::vector<tcp::Interface> oob)
-      : devs_(std::move(devs)), opts_(std::move(opts)), oob_(std::move(oob)) {
+  IbTransport(std::vector<std::shared_ptr<IbDevice>> devs, IbOptions opts, const sock::SocketOptions& socket,
+              std::vector<sock::Interface> oob)
+      : devs_(std::move(devs)), opts_(std::move(opts)), socket_(socket), oob_(std::move(oob)) {
     for (const auto& d : devs_) props_.push_back(d->props);
   }
   const char* name() const override { return "ib"; }
@@ -23,11 +24,11 @@ class IbTransport final : public Transport {
 
   Status listen(int dev, void* handle, std::unique_ptr<Listener>* listener) override {
     if (Status s = check_dev("listen", dev); !s.ok()) return s;
-    return ib_listen(devs_[dev], opts_, oob_.front().addr, handle, listener);
+    return ib_listen(devs_[dev], opts_, socket_, oob_.front().addr, handle, listener);
   }
   Status connect(int dev, void* handle, std::unique_ptr<SendComm>* comm) override {
     if (Status s = check_dev("connect", dev); !s.ok()) return s;
-    return ib_connect(devs_[dev], opts_, handle, comm);
+    return ib_connect(devs_[dev], opts_, socket_, handle, comm);
   }
 
  private:
@@ -39,13 +40,15 @@ class IbTransport final : public Transport {
   }
   std::vector<std::shared_ptr<IbDevice>> devs_;
   IbOptions opts_;
-  std::vector<tcp::Interface> oob_;
+  sock::SocketOptions socket_;
+  std::vector<sock::Interface> oob_;
   std::vector<DeviceProps> props_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts, std::string* why) {
+std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts,
+                                               const sock::SocketOptions& socket, std::string* why) {
   if (std::string miss = api.missing(); !miss.empty()) {
     *why = "the verbs table lacks " + miss;
     return nullptr;
@@ -53,27 +56,22 @@ std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOpti
   auto shared = std::make_shared<const VerbsApi>(api);
   std::vector<std::shared_ptr<IbDevice>> devs = discover_devices(shared, opts, why);
   if (devs.empty()) return nullptr;
-  std::vector<tcp::Interface> oob = opts.oob_interfaces.empty() ? tcp::find_interfaces() : opts.oob_interfaces;
+  std::vector<sock::Interface> oob = opts.oob_interfaces.empty() ? sock::find_interfaces(socket) : opts.oob_interfaces;
   if (oob.empty()) {
     *why = "no network interface for the out-of-band queue-pair exchange (see SQUEEZE_SOCKET_IFNAME)";
     return nullptr;
   }
-  return std::make_unique<IbTransport>(std::move(devs), opts, std::move(oob));
+  return std::make_unique<IbTransport>(std::move(devs), opts, socket, std::move(oob));
 }
 
-std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, std::string* why) {
-  IbOptions opts;
-  if (std::string bad = IbOptions::from_env(&opts); !bad.empty()) {
-    *why = bad;
-    return nullptr;
-  }
-  return open_transport_with(api, opts, why);
+std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts, std::string* why) {
+  return open_transport_with(api, opts, sock::SocketOptions{}, why);
 }
 
-std::unique_ptr<Transport> open_transport(std::string* why) {
+std::unique_ptr<Transport> open_transport(const IbOptions& opts, const sock::SocketOptions& socket, std::string* why) {
   const VerbsApi* api = system_verbs(why);
   if (api == nullptr) return nullptr;
-  return open_transport_with(*api, why);
+  return open_transport_with(*api, opts, socket, why);
 }
 
 }  // namespace squeeze::transport::ib

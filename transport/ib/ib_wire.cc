@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
-#include "transport/tcp/wire.h"
+#include "compress/byte_io.h"
 
 namespace squeeze::transport::ib {
 
 namespace {
-using tcp::get_u32;
-using tcp::get_u64;
-using tcp::put_u32;
-using tcp::put_u64;
+using compress::load_le32;
+using compress::load_le64;
+using compress::store_le32;
+using compress::store_le64;
 
 constexpr uint32_t kCtsMagic = 0x435a5153;     // "SQZC"
 constexpr uint32_t kRecordMagic = 0x525a5153;  // "SQZR"
@@ -27,33 +27,33 @@ bool wraps(uint64_t addr, uint64_t len) { return len > UINT64_MAX - addr; }
 
 void encode_cts(const Cts& c, uint8_t* out) {
   std::memset(out, 0, kCtsBytes);
-  put_u32(out, kCtsMagic);
+  store_le32(out, kCtsMagic);
   out[4] = static_cast<uint8_t>(c.n);
   out[5] = static_cast<uint8_t>(c.rslot);
-  put_u64(out + 8, c.seq);
-  put_u64(out + 16, c.header_addr);
-  put_u32(out + 24, c.header_rkey);
+  store_le64(out + 8, c.seq);
+  store_le64(out + 16, c.header_addr);
+  store_le32(out + 24, c.header_rkey);
   for (int i = 0; i < c.n && i < kMaxRecvs; ++i) {
     uint8_t* p = out + kCtsHead + kCtsItem * static_cast<std::size_t>(i);
     const CtsItem& it = c.items[i];
-    put_u64(p, it.addr);
-    put_u64(p + 8, it.capacity);
-    put_u64(p + 16, it.staging_addr);
-    put_u64(p + 24, it.staging_capacity);
-    put_u32(p + 32, it.rkey);
-    put_u32(p + 36, it.staging_rkey);
-    put_u32(p + 40, static_cast<uint32_t>(it.tag));
+    store_le64(p, it.addr);
+    store_le64(p + 8, it.capacity);
+    store_le64(p + 16, it.staging_addr);
+    store_le64(p + 24, it.staging_capacity);
+    store_le32(p + 32, it.rkey);
+    store_le32(p + 36, it.staging_rkey);
+    store_le32(p + 40, static_cast<uint32_t>(it.tag));
   }
 }
 
 std::string parse_cts(const uint8_t* in, uint64_t seq, Cts* out) {
-  if (get_u32(in) != kCtsMagic) return "clear-to-send: bad magic";
+  if (load_le32(in) != kCtsMagic) return "clear-to-send: bad magic";
   Cts c;
   c.n = in[4];
   c.rslot = in[5];
-  c.seq = get_u64(in + 8);
-  c.header_addr = get_u64(in + 16);
-  c.header_rkey = get_u32(in + 24);
+  c.seq = load_le64(in + 8);
+  c.header_addr = load_le64(in + 16);
+  c.header_rkey = load_le32(in + 24);
   if (c.seq != seq) return "clear-to-send: sequence " + std::to_string(c.seq) + " where " + std::to_string(seq) + " was due";
   if (c.n < 1 || c.n > kMaxRecvs) return "clear-to-send: " + std::to_string(c.n) + " items, outside [1, 8]";
   if (c.rslot >= kMaxRequests) return "clear-to-send: receiver slot " + std::to_string(c.rslot) + " outside [0, 32)";
@@ -67,13 +67,13 @@ std::string parse_cts(const uint8_t* in, uint64_t seq, Cts* out) {
       continue;
     }
     CtsItem& it = c.items[i];
-    it.addr = get_u64(p);
-    it.capacity = get_u64(p + 8);
-    it.staging_addr = get_u64(p + 16);
-    it.staging_capacity = get_u64(p + 24);
-    it.rkey = get_u32(p + 32);
-    it.staging_rkey = get_u32(p + 36);
-    it.tag = static_cast<int32_t>(get_u32(p + 40));
+    it.addr = load_le64(p);
+    it.capacity = load_le64(p + 8);
+    it.staging_addr = load_le64(p + 16);
+    it.staging_capacity = load_le64(p + 24);
+    it.rkey = load_le32(p + 32);
+    it.staging_rkey = load_le32(p + 36);
+    it.tag = static_cast<int32_t>(load_le32(p + 40));
     if (!all_zero(p + 44, 4)) return "clear-to-send: item " + std::to_string(i) + " reserved bytes are not zero";
     if ((it.capacity > 0 && it.addr == 0) || wraps(it.addr, it.capacity))
       return "clear-to-send: item " + std::to_string(i) + " has a bad buffer range";
@@ -86,25 +86,25 @@ std::string parse_cts(const uint8_t* in, uint64_t seq, Cts* out) {
 
 void encode_record(const Record& r, uint8_t* out) {
   std::memset(out, 0, kRecordBytes);
-  put_u32(out, kRecordMagic);
+  store_le32(out, kRecordMagic);
   out[4] = static_cast<uint8_t>(r.kind);
   out[5] = static_cast<uint8_t>(r.item);
   out[6] = static_cast<uint8_t>(r.parts);
   out[7] = static_cast<uint8_t>(r.reason);
-  put_u32(out + 8, static_cast<uint32_t>(r.tag));
-  put_u32(out + 12, r.seq);
-  put_u64(out + 16, r.payload_bytes);
-  put_u64(out + 24, r.original_bytes);
+  store_le32(out + 8, static_cast<uint32_t>(r.tag));
+  store_le32(out + 12, r.seq);
+  store_le64(out + 16, r.payload_bytes);
+  store_le64(out + 24, r.original_bytes);
 }
 
 std::string parse_record(const uint8_t* in, const RecordExpect& want, MessageHeader* out) {
-  if (get_u32(in) != kRecordMagic) return "message record: bad magic";
+  if (load_le32(in) != kRecordMagic) return "message record: bad magic";
   const uint8_t kind = in[4];
   const int item = in[5], parts = in[6];
   const uint8_t reason = in[7];
-  const auto tag = static_cast<int32_t>(get_u32(in + 8));
-  const uint32_t seq = get_u32(in + 12);
-  const uint64_t payload = get_u64(in + 16), original = get_u64(in + 24);
+  const auto tag = static_cast<int32_t>(load_le32(in + 8));
+  const uint32_t seq = load_le32(in + 12);
+  const uint64_t payload = load_le64(in + 16), original = load_le64(in + 24);
   if (item != want.item || parts != want.parts || seq != want.seq)
     return "message record for item " + std::to_string(item) + ", " + std::to_string(parts) + " parts, sequence " +
            std::to_string(seq) + " arrived where item " + std::to_string(want.item) + ", " +

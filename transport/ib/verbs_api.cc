@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 
 namespace squeeze::transport::ib {
 
@@ -137,7 +137,7 @@ std::string wc_status_name(ibv_wc_status s) {
 std::string verbs_error(int rc) {
   int e = rc > 0 ? rc : errno;
   if (e == 0) return "failed";
-  return tcp::errno_str(e);
+  return sock::errno_str(e);
 }
 
 }  // namespace squeeze::transport::ib

@@ -16,11 +16,11 @@ constexpr uint64_t kFrameSlack = 64 * 1024;
 // The busy time a link sample averages over.
 constexpr double kLinkWindowUs = 5000;
 
-Status io_error(Io io, int err, const std::string& peer, const char* what, uint64_t done, uint64_t total) {
+Status io_error(sock::Io io, int err, const std::string& peer, const char* what, uint64_t done, uint64_t total) {
   std::string where = std::string(what) + " with " + peer + " after " + std::to_string(done) + " of " +
                       std::to_string(total) + " bytes";
-  if (io == Io::kClosed) return Status::Remote("peer closed the connection during " + where);
-  return Status::System(where + ": " + errno_str(err));
+  if (io == sock::Io::kClosed) return Status::Remote("peer closed the connection during " + where);
+  return Status::System(where + ": " + sock::errno_str(err));
 }
 }  // namespace
 
@@ -63,10 +63,10 @@ Status TcpSendComm::progress() {
       busy_.poll(t0, tcp_backlog(fd_.get()));
       t0 = std::chrono::steady_clock::now();
     }
-    Io io = writev_once(fd_.get(), iov, cnt, &n, &err);
+    sock::Io io = sock::writev_once(fd_.get(), iov, cnt, &n, &err);
     busy_.wrote(t0, std::chrono::steady_clock::now(), tcp_backlog(fd_.get()));
-    if (io == Io::kWouldBlock) return Status::Ok();
-    if (io != Io::kProgress) {
+    if (io == sock::Io::kWouldBlock) return Status::Ok();
+    if (io != sock::Io::kProgress) {
       Op& head = ring_.at(order.front());
       error_ = io_error(io, err, peer_, "send", head.sent, head.size + kWireHeaderBytes);
       return error_;
@@ -187,9 +187,9 @@ Status TcpRecvComm::fill() {
   }
   std::size_t n = 0;
   int err = 0;
-  Io io = read_once(fd_.get(), rbuf_.data() + rlen_, rbuf_.size() - rlen_, &n, &err);
-  if (io == Io::kWouldBlock) return Status::Ok();
-  if (io != Io::kProgress) {
+  sock::Io io = sock::read_once(fd_.get(), rbuf_.data() + rlen_, rbuf_.size() - rlen_, &n, &err);
+  if (io == sock::Io::kWouldBlock) return Status::Ok();
+  if (io != sock::Io::kProgress) {
     if (in_payload_)
       return io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_, payload_total_);
     return io_error(io, err, peer_, "receive of a message header", rlen_ - rpos_, kWireHeaderBytes);
@@ -228,9 +228,9 @@ Status TcpRecvComm::progress() {
       } else if (remaining_ >= kDirectRead) {
         std::size_t n = 0;
         int err = 0;
-        Io io = read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
-        if (io == Io::kWouldBlock) return Status::Ok();
-        if (io != Io::kProgress) {
+        sock::Io io = sock::read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
+        if (io == sock::Io::kWouldBlock) return Status::Ok();
+        if (io != sock::Io::kProgress) {
           error_ = io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_, payload_total_);
           break;
         }

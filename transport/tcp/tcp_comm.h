@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "transport/frame_staging.h"
+#include "transport/socket/socket.h"
 #include "transport/tcp/busy_clock.h"
-#include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_info.h"
 #include "transport/tcp/wire.h"
 #include "transport/transport.h"
@@ -54,7 +54,7 @@ class SlotRing {
 class TcpSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;
-  TcpSendComm(Fd fd, std::string peer)
+  TcpSendComm(sock::Fd fd, std::string peer)
       : fd_(std::move(fd)),
         peer_(std::move(peer)),
         last_at_(std::chrono::steady_clock::now()),
@@ -77,7 +77,7 @@ class TcpSendComm final : public SendComm {
   };
   Status progress();
   void poll_busy();  // a look at the socket while bytes written may still be queued
-  Fd fd_;
+  sock::Fd fd_;
   std::string peer_;
   SlotRing<Op, kSlots> ring_;
   Status error_;
@@ -89,7 +89,7 @@ class TcpSendComm final : public SendComm {
 
 class TcpRecvComm final : public RecvComm {
  public:
-  TcpRecvComm(Fd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
+  TcpRecvComm(sock::Fd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
   Status post(std::span<const RecvItem> items, int* slot) override;
   Status test(int slot, bool* done, std::span<Received> out) override;
   void release(int slot) override { ring_.release(slot); }
@@ -112,7 +112,7 @@ class TcpRecvComm final : public RecvComm {
   };
   Status progress();
   Status on_header();
-  Fd fd_;
+  sock::Fd fd_;
   std::string peer_;
   SlotRing<Op, kMaxRequests> ring_;
   Status fill();  // reads more bytes into the read-ahead buffer

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "compress/byte_io.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
@@ -33,8 +34,8 @@ uint64_t random_nonce() {
 
 // State of a connect() in progress, owned through the handle's stage slot.
 struct Connecting {
-  Fd fd;
-  SockAddr peer;
+  sock::Fd fd;
+  sock::SockAddr peer;
   uint8_t hello[kHelloBytes];
   std::size_t hello_sent = 0;
   bool connected = false;
@@ -51,19 +52,21 @@ void set_stage(void* handle, Connecting* c) {
 
 class TcpListener final : public Listener {
  public:
-  TcpListener(Fd fd, uint64_t nonce, std::string where) : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  TcpListener(sock::Fd fd, uint64_t nonce, std::string where, const sock::SocketOptions& socket)
+      : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)), socket_(socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
   struct Pending {
-    Fd fd;
-    SockAddr peer;
+    sock::Fd fd;
+    sock::SockAddr peer;
     uint8_t hello[kHelloBytes];
     std::size_t got = 0;
   };
-  Fd fd_;
+  sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
+  sock::SocketOptions socket_;
   std::vector<Pending> pending_;
 };
 
@@ -76,21 +79,21 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + errno_str(errno));
+      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
     }
-    p.fd = Fd(fd);
-    if (Status s = configure_data_socket(fd); !s.ok()) return s;
+    p.fd = sock::Fd(fd);
+    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) return s;
     pending_.push_back(std::move(p));
   }
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     std::size_t n = 0;
     int err = 0;
-    Io io = read_once(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, &n, &err);
-    if (io == Io::kWouldBlock) continue;
-    bool bad = io != Io::kProgress;
+    sock::Io io = sock::read_once(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, &n, &err);
+    if (io == sock::Io::kWouldBlock) continue;
+    bool bad = io != sock::Io::kProgress;
     it->got += n;
     if (!bad && it->got < kHelloBytes) continue;
-    if (!bad && (get_u32(it->hello) != kHelloMagic || get_u64(it->hello + 8) != nonce_)) bad = true;
+    if (!bad && !hello_is_for(it->hello, nonce_)) bad = true;
     if (bad) {  // a stray or stale connection: drop it, keep listening
       pending_.erase(it);
       return Status::Ok();
@@ -104,16 +107,21 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
 
 }  // namespace
 
-TcpTransport::TcpTransport() : ifs_(find_interfaces()) { describe(); }
-TcpTransport::TcpTransport(std::vector<Interface> ifs) : ifs_(std::move(ifs)) { describe(); }
+TcpTransport::TcpTransport(const sock::SocketOptions& socket) : ifs_(sock::find_interfaces(socket)), socket_(socket) {
+  describe();
+}
+TcpTransport::TcpTransport(std::vector<sock::Interface> ifs, const sock::SocketOptions& socket)
+    : ifs_(std::move(ifs)), socket_(socket) {
+  describe();
+}
 
 void TcpTransport::describe() {
   for (std::size_t i = 0; i < ifs_.size(); ++i) {
     DeviceProps p;
     p.name = ifs_[i].name;
-    p.pci_path = interface_pci_path(ifs_[i].name);
+    p.pci_path = sock::interface_pci_path(ifs_[i].name);
     p.guid = i;
-    p.speed_mbps = interface_speed_mbps(ifs_[i].name);
+    p.speed_mbps = sock::interface_speed_mbps(ifs_[i].name);
     p.address = ifs_[i].addr.str();
     props_.push_back(std::move(p));
   }
@@ -122,17 +130,17 @@ void TcpTransport::describe() {
 Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
   if (dev < 0 || dev >= static_cast<int>(ifs_.size()))
     return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, " + std::to_string(ifs_.size()) + ")");
-  Fd fd;
-  SockAddr addr;
-  if (Status s = listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
+  sock::Fd fd;
+  sock::SockAddr addr;
+  if (Status s = sock::listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
   uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
-  put_u32(h, kHandleMagic);
+  compress::store_le32(h, kHandleMagic);
   std::memcpy(h + kAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kAddrMax));
-  put_u32(h + kAddrOffset + kAddrMax, static_cast<uint32_t>(addr.len));
-  put_u64(h + kNonceOffset, nonce);
-  *listener = std::make_unique<TcpListener>(std::move(fd), nonce, addr.str());
+  compress::store_le32(h + kAddrOffset + kAddrMax, static_cast<uint32_t>(addr.len));
+  compress::store_le64(h + kNonceOffset, nonce);
+  *listener = std::make_unique<TcpListener>(std::move(fd), nonce, addr.str(), socket_);
   return Status::Ok();
 }
 
@@ -140,23 +148,21 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
   *comm = nullptr;
   (void)dev;  // the route to the peer decides the local interface
   auto* h = static_cast<uint8_t*>(handle);
-  if (get_u32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze TCP handle");
+  if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze TCP handle");
   Connecting* c = stage_of(handle);
   if (c == nullptr) {
     auto fresh = std::make_unique<Connecting>();
-    uint32_t len = get_u32(h + kAddrOffset + kAddrMax);
+    uint32_t len = compress::load_le32(h + kAddrOffset + kAddrMax);
     if (len == 0 || len > kAddrMax) return Status::Usage("connect: handle has a bad address length " + std::to_string(len));
     std::memcpy(&fresh->peer.storage, h + kAddrOffset, len);
     fresh->peer.len = len;
-    put_u32(fresh->hello, kHelloMagic);
-    put_u32(fresh->hello + 4, kWireVersion);
-    put_u64(fresh->hello + 8, get_u64(h + kNonceOffset));
-    fresh->fd = Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fresh->fd.valid()) return Status::System("socket(): " + errno_str(errno));
-    if (Status s = configure_data_socket(fresh->fd.get()); !s.ok()) return s;
+    encode_hello(compress::load_le64(h + kNonceOffset), fresh->hello);
+    fresh->fd = sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
+    if (Status s = sock::configure_data_socket(fresh->fd.get(), socket_); !s.ok()) return s;
     int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage), fresh->peer.len);
     if (r != 0 && errno != EINPROGRESS)
-      return Status::Remote("connect to " + fresh->peer.str() + ": " + errno_str(errno));
+      return Status::Remote("connect to " + fresh->peer.str() + ": " + sock::errno_str(errno));
     c = fresh.release();
     set_stage(handle, c);
   }
@@ -169,7 +175,7 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     int err = 0;
     socklen_t len = sizeof(err);
     if (getsockopt(c->fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-    if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + errno_str(err)));
+    if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(err)));
     sockaddr_storage peer{};
     socklen_t plen = sizeof(peer);
     if (getpeername(c->fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
@@ -177,16 +183,16 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
         owned.release();  // still connecting
         return Status::Ok();
       }
-      return fail(Status::Remote("connect to " + c->peer.str() + ": " + errno_str(errno)));
+      return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno)));
     }
     c->connected = true;
   }
   iovec iov{c->hello + c->hello_sent, kHelloBytes - c->hello_sent};
   std::size_t n = 0;
   int err = 0;
-  Io io = writev_once(c->fd.get(), &iov, 1, &n, &err);
-  if (io == Io::kClosed || io == Io::kError)
-    return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + errno_str(err)));
+  sock::Io io = sock::writev_once(c->fd.get(), &iov, 1, &n, &err);
+  if (io == sock::Io::kClosed || io == sock::Io::kError)
+    return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + sock::errno_str(err)));
   c->hello_sent += n;
   if (c->hello_sent < kHelloBytes) {
     owned.release();

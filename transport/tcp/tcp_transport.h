@@ -5,17 +5,17 @@
 #include <memory>
 #include <vector>
 
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 #include "transport/transport.h"
 
 namespace squeeze::transport::tcp {
 
 class TcpTransport final : public Transport {
  public:
-  // Discovers interfaces (see find_interfaces()).
-  TcpTransport();
+  // One device per interface that `socket` picks (see sock::find_interfaces).
+  explicit TcpTransport(const sock::SocketOptions& socket);
   // For tests: use exactly these interfaces.
-  explicit TcpTransport(std::vector<Interface> ifs);
+  explicit TcpTransport(std::vector<sock::Interface> ifs, const sock::SocketOptions& socket = {});
   const char* name() const override { return "tcp"; }
   const std::vector<DeviceProps>& devices() const override { return props_; }
   Status listen(int dev, void* handle, std::unique_ptr<Listener>* listener) override;
@@ -23,7 +23,8 @@ class TcpTransport final : public Transport {
 
  private:
   void describe();
-  std::vector<Interface> ifs_;
+  std::vector<sock::Interface> ifs_;
+  sock::SocketOptions socket_;
   std::vector<DeviceProps> props_;
 };
 

@@ -100,7 +100,7 @@ void Pending::reset() {
   length_ = 0;
 }
 
-Channel::Channel(std::shared_ptr<Session> session, tcp::Fd socket, std::string peer, uint32_t comm_id)
+Channel::Channel(std::shared_ptr<Session> session, sock::Fd socket, std::string peer, uint32_t comm_id)
     : session_(std::move(session)), socket_(std::move(socket)), peer_(std::move(peer)), comm_id_(comm_id) {}
 
 Status Channel::create_ep(const std::vector<uint8_t>& peer_address, ucp_err_handling_mode_t mode) {
@@ -150,7 +150,7 @@ bool Channel::peer_alive() {
   else if (n > 0)
     socket_failure_ = "sent unexpected bytes on its set-up socket";
   else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-    socket_failure_ = "set-up socket failed: " + tcp::errno_str(errno);
+    socket_failure_ = "set-up socket failed: " + sock::errno_str(errno);
   return socket_failure_.empty();
 }
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/socket/socket.h"
 #include "transport/status.h"
-#include "transport/tcp/socket.h"
 #include "transport/ucx/ucx_session.h"
 
 namespace squeeze::transport::ucx {
@@ -70,7 +70,7 @@ class Pending {
 
 class Channel {
  public:
-  Channel(std::shared_ptr<Session> session, tcp::Fd socket, std::string peer, uint32_t comm_id);
+  Channel(std::shared_ptr<Session> session, sock::Fd socket, std::string peer, uint32_t comm_id);
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -101,7 +101,7 @@ class Channel {
   bool wait(ucs_status_ptr_t req, double seconds);
 
   std::shared_ptr<Session> session_;
-  tcp::Fd socket_;
+  sock::Fd socket_;
   std::string peer_;
   uint32_t comm_id_;
   ucp_ep_h ep_ = nullptr;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "transport/frame_staging.h"
-#include "transport/tcp/wire.h"
+#include "transport/message_wire.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_channel.h"
 
@@ -65,7 +65,7 @@ class UcxSendComm final : public SendComm {
   struct Op {
     bool in_use = false;
     bool done = false;
-    uint8_t header[tcp::kWireHeaderBytes];
+    uint8_t header[kWireHeaderBytes];
     Pending header_send, payload_send;
     void reset() {
       in_use = done = false;
@@ -110,7 +110,7 @@ class UcxRecvComm final : public RecvComm {
     }
   };
   struct HeaderSlot {
-    uint8_t bytes[tcp::kWireHeaderBytes];
+    uint8_t bytes[kWireHeaderBytes];
     Pending recv;
   };
   static constexpr int kHeaderSlots = kMaxRequests * kMaxRecvs;

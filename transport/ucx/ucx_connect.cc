@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transport/tcp/wire.h"
+#include "compress/byte_io.h"
 #include "transport/ucx/ucx_comm.h"
 #include "transport/ucx/ucx_setup.h"
 
@@ -14,8 +14,8 @@ namespace {
 // State of a connect() in progress, owned through the handle's stage slot (NCCL passes the
 // same handle buffer on every call until the comm exists).
 struct Connecting {
-  tcp::Fd fd;
-  tcp::SockAddr peer;
+  sock::Fd fd;
+  sock::SockAddr peer;
   std::vector<uint8_t> hello;
   std::size_t sent = 0;
   HelloReader reply{kAcceptMagic, 0, true};
@@ -31,21 +31,21 @@ void set_stage(void* handle, Connecting* c) {
   std::memcpy(static_cast<uint8_t*>(handle) + kHandleStageOffset, &c, sizeof(c));
 }
 
-Status start(const uint8_t* h, std::unique_ptr<Connecting>* out) {
+Status start(const uint8_t* h, const sock::SocketOptions& socket, std::unique_ptr<Connecting>* out) {
   auto c = std::make_unique<Connecting>();
-  uint32_t len = tcp::get_u32(h + kHandleAddrLenOffset);
+  uint32_t len = compress::load_le32(h + kHandleAddrLenOffset);
   if (len == 0 || len > kHandleAddrMax)
     return Status::Usage("connect: UCX handle has a bad address length " + std::to_string(len));
   std::memcpy(&c->peer.storage, h + kHandleAddrOffset, len);
   c->peer.len = len;
-  const uint64_t nonce = tcp::get_u64(h + kHandleNonceOffset);
+  const uint64_t nonce = compress::load_le64(h + kHandleNonceOffset);
   c->reply = HelloReader(kAcceptMagic, nonce, true);
-  c->fd = tcp::Fd(::socket(c->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!c->fd.valid()) return Status::System("socket(): " + tcp::errno_str(errno));
-  if (Status s = tcp::configure_data_socket(c->fd.get()); !s.ok()) return s;
+  c->fd = sock::Fd(::socket(c->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!c->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
+  if (Status s = sock::configure_data_socket(c->fd.get(), socket); !s.ok()) return s;
   int r = ::connect(c->fd.get(), reinterpret_cast<const sockaddr*>(&c->peer.storage), c->peer.len);
   if (r != 0 && errno != EINPROGRESS)
-    return Status::Remote("connect to " + c->peer.str() + ": " + tcp::errno_str(errno));
+    return Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno));
   c->hello = encode_hello(kConnectMagic, nonce, 0, {});
   *out = std::move(c);
   return Status::Ok();
@@ -57,12 +57,12 @@ Status finished_connecting(Connecting& c, bool* yes) {
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(c.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  if (err != 0) return Status::Remote("connect to " + c.peer.str() + ": " + tcp::errno_str(err));
+  if (err != 0) return Status::Remote("connect to " + c.peer.str() + ": " + sock::errno_str(err));
   sockaddr_storage peer{};
   socklen_t plen = sizeof(peer);
   if (getpeername(c.fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
     if (errno == ENOTCONN) return Status::Ok();
-    return Status::Remote("connect to " + c.peer.str() + ": " + tcp::errno_str(errno));
+    return Status::Remote("connect to " + c.peer.str() + ": " + sock::errno_str(errno));
   }
   *yes = true;
   return Status::Ok();
@@ -70,16 +70,17 @@ Status finished_connecting(Connecting& c, bool* yes) {
 
 }  // namespace
 
-Status connect_step(SessionSource& sessions, void* handle, std::unique_ptr<SendComm>* comm) {
+Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, void* handle,
+                    std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   const auto* h = static_cast<const uint8_t*>(handle);
-  if (tcp::get_u32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze UCX handle");
-  if (tcp::get_u32(h + 4) != kWireVersion)
-    return Status::Usage("connect: UCX handle has version " + std::to_string(tcp::get_u32(h + 4)) + ", expected " +
+  if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze UCX handle");
+  if (compress::load_le32(h + 4) != kWireVersion)
+    return Status::Usage("connect: UCX handle has version " + std::to_string(compress::load_le32(h + 4)) + ", expected " +
                          std::to_string(kWireVersion));
   std::unique_ptr<Connecting> owned(stage_of(handle));  // freed on every exit unless handed back
   if (!owned) {
-    if (Status s = start(h, &owned); !s.ok()) return s;
+    if (Status s = start(h, socket, &owned); !s.ok()) return s;
   }
   set_stage(handle, nullptr);
   Connecting& c = *owned;

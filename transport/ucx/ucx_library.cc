@@ -2,17 +2,12 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <cstring>
 
 namespace squeeze::transport::ucx {
 
 std::shared_ptr<const Library> Library::open(const std::string& path_in, std::string* why) {
-  std::string path = path_in;
-  if (path.empty()) {
-    const char* env = getenv(kLibraryEnv);
-    path = env != nullptr && *env != '\0' ? env : kDefaultLibrary;
-  }
+  const std::string path = path_in.empty() ? kDefaultLibrary : path_in;
   std::shared_ptr<Library> lib(new Library());
   // RTLD_NODELETE: UCX's memory hooks (libucm) patch the process; unmapping the libraries at
   // dlclose would leave those patches pointing at nothing.

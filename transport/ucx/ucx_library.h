@@ -1,4 +1,4 @@
-// libucp reached at run time: dlopen("libucp.so.0") (or SQUEEZE_UCX_LIBRARY) and a table of
+// libucp reached at run time: dlopen("libucp.so.0", or UcxOptions::library) and a table of
 // the ucp_* / ucs_* functions this transport calls, resolved with dlsym. The plugin never
 // links UCX, so it loads on machines without it. The UCX context itself lives in a Session
 // (ucx_session.h), only while comms exist.
@@ -10,10 +10,9 @@
 #include <memory>
 #include <string>
 
-namespace squeeze::transport::ucx {
+#include "transport/ucx/ucx_options.h"
 
-constexpr const char* kDefaultLibrary = "libucp.so.0";
-constexpr const char* kLibraryEnv = "SQUEEZE_UCX_LIBRARY";
+namespace squeeze::transport::ucx {
 
 // The functions we call, as (member, exported symbol). Names that ucp.h defines as inline
 // wrappers (ucp_init -> ucp_init_version) are listed by their real exported symbol.
@@ -46,8 +45,8 @@ struct Api {
 
 class Library {
  public:
-  // Loads `path` (empty: $SQUEEZE_UCX_LIBRARY, else libucp.so.0) and resolves every
-  // function. Null with *why (one sentence) when either fails.
+  // Loads `path` (empty: kDefaultLibrary) and resolves every function. Null with *why (one
+  // sentence) when either fails.
   static std::shared_ptr<const Library> open(const std::string& path, std::string* why);
   ~Library();
   Library(const Library&) = delete;

@@ -7,7 +7,7 @@
 
 namespace squeeze::transport::ucx {
 
-using tcp::Io;
+using sock::Io;
 
 Status read_hello(int fd, HelloReader* hello, const std::string& peer, bool* closed) {
   *closed = false;
@@ -15,12 +15,12 @@ Status read_hello(int fd, HelloReader* hello, const std::string& peer, bool* clo
   while (!hello->done()) {
     std::size_t n = 0;
     int err = 0;
-    Io io = tcp::read_once(fd, buf, std::min(sizeof(buf), hello->want()), &n, &err);
+    Io io = sock::read_once(fd, buf, std::min(sizeof(buf), hello->want()), &n, &err);
     if (io == Io::kWouldBlock) return Status::Ok();
     if (io != Io::kProgress) {
       *closed = true;
       return Status::Remote("UCX set-up socket with " + peer + " closed before the worker address arrived" +
-                            (io == Io::kError ? ": " + tcp::errno_str(err) : std::string()));
+                            (io == Io::kError ? ": " + sock::errno_str(err) : std::string()));
     }
     if (std::string bad = hello->feed(buf, n); !bad.empty())
       return Status::Remote("UCX set-up message from " + peer + ": " + bad);
@@ -34,11 +34,11 @@ Status write_some(int fd, const std::vector<uint8_t>& out, std::size_t* sent, co
     iovec iov{const_cast<uint8_t*>(out.data()) + *sent, out.size() - *sent};
     std::size_t n = 0;
     int err = 0;
-    Io io = tcp::writev_once(fd, &iov, 1, &n, &err);
+    Io io = sock::writev_once(fd, &iov, 1, &n, &err);
     if (io == Io::kWouldBlock) return Status::Ok();
     if (io != Io::kProgress) {
       *closed = true;
-      return Status::Remote("UCX set-up socket with " + peer + ": sending the worker address: " + tcp::errno_str(err));
+      return Status::Remote("UCX set-up socket with " + peer + ": sending the worker address: " + sock::errno_str(err));
     }
     *sent += n;
   }
@@ -73,16 +73,16 @@ Status UcxListener::step(Pending& p, bool* drop, std::unique_ptr<RecvComm>* comm
 Status UcxListener::accept(std::unique_ptr<RecvComm>* comm) {
   *comm = nullptr;
   for (;;) {  // take every connection the kernel has queued
-    tcp::SockAddr peer;
+    sock::SockAddr peer;
     peer.len = sizeof(peer.storage);
     int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&peer.storage), &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + tcp::errno_str(errno));
+      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
     }
-    pending_.push_back(Pending{tcp::Fd(fd), peer, HelloReader(kConnectMagic, nonce_, false), nullptr, 0, {}, 0});
-    if (Status s = tcp::configure_data_socket(fd); !s.ok()) {
+    pending_.push_back(Pending{sock::Fd(fd), peer, HelloReader(kConnectMagic, nonce_, false), nullptr, 0, {}, 0});
+    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) {
       pending_.pop_back();
       return s;
     }

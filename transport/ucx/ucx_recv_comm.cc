@@ -74,7 +74,7 @@ bool UcxRecvComm::advance(Status* err) {
     }
     MessageHeader h;
     std::string bad = len != sizeof(slot.bytes) ? "header of " + std::to_string(len) + " bytes, expected 32"
-                                                : tcp::decode_header(slot.bytes, &h);
+                                                : decode_header(slot.bytes, &h);
     if (!bad.empty()) {
       *err = Status::Remote("corrupt message header from " + ch_->peer() + ": " + bad);
       return any;

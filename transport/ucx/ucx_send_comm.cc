@@ -23,7 +23,7 @@ Status UcxSendComm::post(const SendItem& item, int* slot) {
   Op& op = pool_.at(s);
   const uint32_t seq = next_seq_++;
   ch_->note_sent();
-  tcp::encode_header(item.header, op.header);
+  encode_header(item.header, op.header);
   const Session* session = &ch_->session();
   const uint32_t comm = ch_->comm_id();
   op.header_send.start_send(session, ch_->ep(), op.header, sizeof(op.header), header_tag(comm, seq));

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_channel.h"
 #include "transport/ucx/ucx_session.h"
@@ -24,14 +24,15 @@ namespace squeeze::transport::ucx {
 
 class UcxListener final : public Listener {
  public:
-  UcxListener(std::shared_ptr<SessionSource> sessions, tcp::Fd fd, uint64_t nonce, std::string where)
-      : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce, std::string where,
+              const sock::SocketOptions& socket)
+      : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)), socket_(socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
   struct Pending {
-    tcp::Fd fd;
-    tcp::SockAddr peer;
+    sock::Fd fd;
+    sock::SockAddr peer;
     HelloReader hello;
     std::shared_ptr<Session> session;  // set once the hello has arrived
     uint32_t comm_id = 0;
@@ -41,14 +42,17 @@ class UcxListener final : public Listener {
   // Advances one pending connection. *drop: it was a stray or vanished connection.
   Status step(Pending& p, bool* drop, std::unique_ptr<RecvComm>* comm);
   std::shared_ptr<SessionSource> sessions_;
-  tcp::Fd fd_;
+  sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
+  sock::SocketOptions socket_;
   std::vector<Pending> pending_;
 };
 
-// One non-blocking step of connect() on a handle from UcxTransport::listen().
-Status connect_step(SessionSource& sessions, void* handle, std::unique_ptr<SendComm>* comm);
+// One non-blocking step of connect() on a handle from UcxTransport::listen(); the set-up
+// socket gets `socket`'s options.
+Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, void* handle,
+                    std::unique_ptr<SendComm>* comm);
 
 // Reads what is available of a hello. *closed: the peer closed the socket before it was whole.
 Status read_hello(int fd, HelloReader* hello, const std::string& peer, bool* closed);

@@ -4,12 +4,11 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 
-#include "transport/tcp/interfaces.h"
-#include "transport/tcp/wire.h"
+#include "compress/byte_io.h"
+#include "transport/socket/interfaces.h"
 #include "transport/ucx/ucx_setup.h"
 
 namespace squeeze::transport::ucx {
@@ -23,19 +22,19 @@ uint64_t random_nonce() {
 
 class UcxTransport final : public Transport {
  public:
-  UcxTransport(std::shared_ptr<const Library> lib, const tcp::Interface& itf)
-      : sessions_(std::make_shared<SessionSource>(lib)), itf_(itf) {
+  UcxTransport(std::shared_ptr<const Library> lib, const sock::Interface& itf, const UcxOptions& ucx,
+               const sock::SocketOptions& socket)
+      : sessions_(std::make_shared<SessionSource>(lib)), itf_(itf), socket_(socket) {
     // One device: the interface connections are set up over. UCX itself picks the data path
     // (UCX_TLS, UCX_NET_DEVICES), so listing every interface as a device would only tell NCCL
     // of rails that are not really separate.
     DeviceProps p;
     p.name = itf_.name;
-    p.pci_path = tcp::interface_pci_path(itf_.name);
-    p.speed_mbps = tcp::interface_speed_mbps(itf_.name);  // 10000 when /sys does not say (lo)
+    p.pci_path = sock::interface_pci_path(itf_.name);
+    p.speed_mbps = sock::interface_speed_mbps(itf_.name);  // 10000 when /sys does not say (lo)
     p.ptr_support = kPtrHost;
     p.max_recvs = kMaxRecvs;
-    const char* tls = getenv("UCX_TLS");
-    p.address = itf_.addr.str() + " (UCX " + lib->version() + ", UCX_TLS=" + (tls != nullptr ? tls : "all") + ")";
+    p.address = itf_.addr.str() + " (UCX " + lib->version() + ", UCX_TLS=" + (ucx.tls.empty() ? "all" : ucx.tls) + ")";
     props_.push_back(std::move(p));
   }
   const char* name() const override { return "ucx"; }
@@ -43,38 +42,39 @@ class UcxTransport final : public Transport {
   Status listen(int dev, void* handle, std::unique_ptr<Listener>* listener) override;
   Status connect(int dev, void* handle, std::unique_ptr<SendComm>* comm) override {
     (void)dev;  // UCX routes to the peer's worker over what it selected
-    return connect_step(*sessions_, handle, comm);
+    return connect_step(*sessions_, socket_, handle, comm);
   }
 
  private:
   std::shared_ptr<SessionSource> sessions_;
-  tcp::Interface itf_;
+  sock::Interface itf_;
+  sock::SocketOptions socket_;
   std::vector<DeviceProps> props_;
 };
 
 Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
   if (dev != 0) return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, 1)");
-  tcp::Fd fd;
-  tcp::SockAddr addr;
-  if (Status s = tcp::listen_on(itf_.addr, itf_.name, &fd, &addr); !s.ok()) return s;
+  sock::Fd fd;
+  sock::SockAddr addr;
+  if (Status s = sock::listen_on(itf_.addr, itf_.name, &fd, &addr); !s.ok()) return s;
   const uint64_t nonce = random_nonce();
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
-  tcp::put_u32(h, kHandleMagic);
-  tcp::put_u32(h + 4, kWireVersion);
+  compress::store_le32(h, kHandleMagic);
+  compress::store_le32(h + 4, kWireVersion);
   std::memcpy(h + kHandleAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kHandleAddrMax));
-  tcp::put_u32(h + kHandleAddrLenOffset, static_cast<uint32_t>(addr.len));
-  tcp::put_u64(h + kHandleNonceOffset, nonce);
-  *listener = std::make_unique<UcxListener>(sessions_, std::move(fd), nonce, "UCX set-up socket " + addr.str());
+  compress::store_le32(h + kHandleAddrLenOffset, static_cast<uint32_t>(addr.len));
+  compress::store_le64(h + kHandleNonceOffset, nonce);
+  *listener = std::make_unique<UcxListener>(sessions_, std::move(fd), nonce, "UCX set-up socket " + addr.str(), socket_);
   return Status::Ok();
 }
 
 }  // namespace
 
-std::unique_ptr<Transport> open_transport(std::string* why) {
-  std::shared_ptr<const Library> lib = Library::open("", why);
+std::unique_ptr<Transport> open_transport(const UcxOptions& ucx, const sock::SocketOptions& socket, std::string* why) {
+  std::shared_ptr<const Library> lib = Library::open(ucx.library, why);
   if (!lib) return nullptr;
-  std::vector<tcp::Interface> ifs = tcp::find_interfaces();
+  std::vector<sock::Interface> ifs = sock::find_interfaces(socket);
   if (ifs.empty()) {
     *why = "no network interface to set up UCX connections over (see SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME)";
     return nullptr;
@@ -87,7 +87,7 @@ std::unique_ptr<Transport> open_transport(std::string* why) {
     return nullptr;
   }
   probe.reset();
-  return std::make_unique<UcxTransport>(std::move(lib), ifs.front());
+  return std::make_unique<UcxTransport>(std::move(lib), ifs.front(), ucx, socket);
 }
 
 }  // namespace squeeze::transport::ucx

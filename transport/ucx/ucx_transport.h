@@ -8,12 +8,15 @@
 #include <memory>
 #include <string>
 
+#include "transport/socket/socket_options.h"
 #include "transport/transport.h"
+#include "transport/ucx/ucx_options.h"
 
 namespace squeeze::transport::ucx {
 
-// Loads libucp ($SQUEEZE_UCX_LIBRARY, else libucp.so.0) and tries a UCX context and worker.
-// Returns null with *why (one sentence) when UCX cannot be used here.
-std::unique_ptr<Transport> open_transport(std::string* why);
+// Loads libucp (ucx.library) and tries a UCX context and worker; connections are set up over
+// the first interface `socket` picks, with its socket options. Returns null with *why (one
+// sentence) when UCX cannot be used here.
+std::unique_ptr<Transport> open_transport(const UcxOptions& ucx, const sock::SocketOptions& socket, std::string* why);
 
 }  // namespace squeeze::transport::ucx

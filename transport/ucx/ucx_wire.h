@@ -15,7 +15,7 @@
 //       sender needs an endpoint; the receiver's tag receives belong to its worker)
 //
 // Data: every message is two tagged UCX messages: the 32-byte MessageHeader
-// (transport/tcp/wire.h's encoding) with tag header_tag(comm, seq), then, unless empty, the
+// (transport/message_wire.h) with tag header_tag(comm, seq), then, unless empty, the
 // payload with tag payload_tag(comm, seq). comm is the receive comm's id, unique on its
 // worker, which all comms of a process share; seq counts the comm's messages from 0.
 //   tag bits 63..32: comm id | bit 31: payload | bits 30..0: seq mod 2^31

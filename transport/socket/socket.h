@@ -1,4 +1,6 @@
-// Small RAII and non-blocking helpers over BSD sockets, used by the TCP transport.
+// Small RAII and non-blocking helpers over BSD sockets, shared by the transports: TCP's data
+// sockets, and the set-up and liveness sockets of UCX and verbs. (The namespace is `sock`, not
+// `socket`, so that it never hides ::socket() from code inside squeeze::transport.)
 #pragma once
 
 #include <netinet/in.h>
@@ -9,9 +11,10 @@
 #include <cstdint>
 #include <string>
 
+#include "transport/socket/socket_options.h"
 #include "transport/status.h"
 
-namespace squeeze::transport::tcp {
+namespace squeeze::transport::sock {
 
 // Owns a file descriptor; closes it once.
 class Fd {
@@ -46,8 +49,8 @@ struct SockAddr {
 };
 
 // Options every data socket gets: non-blocking, close-on-exec, TCP_NODELAY, keepalive and
-// a user timeout so that a vanished peer turns into an error within seconds.
-Status configure_data_socket(int fd);
+// a user timeout (from `options`) so that a vanished peer turns into an error within seconds.
+Status configure_data_socket(int fd, const SocketOptions& options);
 Status set_nonblocking(int fd);
 
 // Outcome of one non-blocking transfer attempt.
@@ -62,4 +65,4 @@ std::string errno_str(int err);
 // it is listening on. `what` names it in the socket() error ("socket() for <what>: ...").
 Status listen_on(const SockAddr& bind_to, const std::string& what, Fd* fd, SockAddr* bound);
 
-}  // namespace squeeze::transport::tcp
+}  // namespace squeeze::transport::sock

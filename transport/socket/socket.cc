@@ -1,4 +1,4 @@
-#include "transport/tcp/socket.h"
+#include "transport/socket/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -9,9 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "transport/env_int.h"
-
-namespace squeeze::transport::tcp {
+namespace squeeze::transport::sock {
 
 Fd& Fd::operator=(Fd&& o) noexcept {
   if (this != &o) {
@@ -45,7 +43,11 @@ std::string SockAddr::str() const {
   }
   if (family() == AF_INET6) {
     inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, buf, sizeof(buf));
-    return "[" + std::string(buf) + "]:" + std::to_string(port());
+    std::string s = "[";
+    s += buf;
+    s += "]:";
+    s += std::to_string(port());
+    return s;
   }
   return "<unknown address family " + std::to_string(family()) + ">";
 }
@@ -59,16 +61,12 @@ Status set_nonblocking(int fd) {
   return Status::Ok();
 }
 
-Status configure_data_socket(int fd) {
+Status configure_data_socket(int fd, const SocketOptions& options) {
   if (Status s = set_nonblocking(fd); !s.ok()) return s;
   int one = 1;
-  // Peer-death detection: unacknowledged data times out after SQUEEZE_TCP_TIMEOUT_MS, an
-  // idle peer that vanished is found by keepalive probes after a few seconds.
-  int user_timeout = 10000, idle = 5, intvl = 1, cnt = 5;
-  for (const std::string& bad : {env_int("SQUEEZE_TCP_TIMEOUT_MS", 1, (1L << 30) - 1, &user_timeout),
-                                 env_int("SQUEEZE_TCP_KEEPIDLE_S", 1, 32767, &idle)}) {
-    if (!bad.empty()) return Status::Usage(bad);
-  }
+  // Peer-death detection: unacknowledged data times out after user_timeout_ms, an idle
+  // peer that vanished is found by keepalive probes after a few seconds.
+  int user_timeout = options.user_timeout_ms, idle = options.keepidle_s, intvl = 1, cnt = 5;
   struct Opt {
     int level, name;
     const void* val;
@@ -137,4 +135,4 @@ Status listen_on(const SockAddr& bind_to, const std::string& what, Fd* fd, SockA
   return Status::Ok();
 }
 
-}  // namespace squeeze::transport::tcp
+}  // namespace squeeze::transport::sock

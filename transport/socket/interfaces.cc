@@ -1,4 +1,4 @@
-#include "transport/tcp/interfaces.h"
+#include "transport/socket/interfaces.h"
 
 #include <ifaddrs.h>
 #include <limits.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace squeeze::transport::tcp {
+namespace squeeze::transport::sock {
 
 IfFilter IfFilter::parse(std::string_view spec) {
   IfFilter f;
@@ -84,20 +84,7 @@ std::vector<Interface> find_interfaces(std::string_view spec, int family) {
   return {};
 }
 
-static const char* env_first(const char* a, const char* b) {
-  const char* v = getenv(a);
-  if (v != nullptr && *v != '\0') return v;
-  v = getenv(b);
-  return (v != nullptr && *v != '\0') ? v : nullptr;
-}
-
-std::vector<Interface> find_interfaces() {
-  const char* spec = env_first("SQUEEZE_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME");
-  const char* fam = env_first("SQUEEZE_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY");
-  int family = 0;
-  if (fam != nullptr) family = std::strcmp(fam, "AF_INET6") == 0 ? AF_INET6 : (std::strcmp(fam, "AF_INET") == 0 ? AF_INET : 0);
-  return find_interfaces(spec != nullptr ? spec : "", family);
-}
+std::vector<Interface> find_interfaces(const SocketOptions& o) { return find_interfaces(o.ifname, o.family); }
 
 int interface_speed_mbps(const std::string& ifname) {
   std::ifstream f("/sys/class/net/" + ifname + "/speed");
@@ -113,4 +100,4 @@ std::string interface_pci_path(const std::string& ifname) {
   return buf;
 }
 
-}  // namespace squeeze::transport::tcp
+}  // namespace squeeze::transport::sock

@@ -1,0 +1,39 @@
+#include "plugin/engine/transport_options.h"
+
+#include <sys/socket.h>
+
+#include <cstddef>
+
+namespace squeeze::plugin {
+
+using params::Id;
+
+transport::Options transport_options(const params::Settings& st) {
+  auto integer = [&](Id id) { return static_cast<int>(st.integer(id)); };
+  transport::Options o;
+  o.name = st.text(Id::kTransport);
+
+  o.socket.ifname = st.text(Id::kSocketIfname);
+  const std::string& family = st.text(Id::kSocketFamily);
+  o.socket.family = family == "AF_INET6" ? AF_INET6 : family == "AF_INET" ? AF_INET : 0;
+  o.socket.user_timeout_ms = integer(Id::kTcpTimeoutMs);
+  o.socket.keepidle_s = integer(Id::kTcpKeepIdleS);
+
+  o.ucx.library = st.text(Id::kUcxLibrary);
+  o.ucx.tls = st.text(Id::kUcxTls);
+
+  o.ib.hca = st.text(Id::kIbHca);
+  o.ib.qps_per_conn = integer(Id::kIbQpsPerConnection);
+  o.ib.gid_index = integer(Id::kIbGidIndex);
+  o.ib.timeout = integer(Id::kIbTimeout);
+  o.ib.retry_cnt = integer(Id::kIbRetryCnt);
+  o.ib.service_level = integer(Id::kIbSl);
+  o.ib.traffic_class = integer(Id::kIbTc);
+  o.ib.gdr = integer(Id::kIbGdr);
+  o.ib.gdr_flush = st.flag(Id::kIbGdrFlush);
+  o.ib.dmabuf = st.flag(Id::kIbDmabuf);
+  o.ib.mr_cache_entries = static_cast<std::size_t>(st.integer(Id::kIbMrCache));
+  return o;
+}
+
+}  // namespace squeeze::plugin
