@@ -2,7 +2,7 @@
 # Installs, with apt-get, whatever the build, the tests and the benchmarks need and this
 # machine lacks. Safe to run again: it does nothing when everything is present.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ clang libclang-rt-dev libgtest-dev libgmock-dev libbenchmark-dev
+pkgs=(cmake ninja-build g++ clang clang-format libclang-rt-dev libgtest-dev libgmock-dev libbenchmark-dev
       nlohmann-json3-dev libucx-dev ucx-utils libibverbs-dev iproute2 python3 procps)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -24,9 +24,16 @@ run_ctest() {
   rm -f "$log"
 }
 
-echo "=== build (RelWithDebInfo)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build -j "$JOBS" \
-  || { echo "build failed"; exit 1; }
+# build/ is shared with the README's other commands: reuse it as it was made (the README's
+# Release build uses cmake's default generator), or make it with Ninja in RelWithDebInfo.
+if [[ -f build/CMakeCache.txt ]]; then
+  echo "=== build (reusing build/: $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt))"
+  cmake -S . -B build >/dev/null
+else
+  echo "=== build (RelWithDebInfo)"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build build -j "$JOBS" >/dev/null || { cmake --build build -j 1 2>&1 | tail -40; echo "build failed"; exit 1; }
 echo "=== tests"
 run_ctest build main
 
