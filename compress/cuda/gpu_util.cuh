@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "compress/codec.h"
 #include "compress/crc32c_combine.h"
@@ -56,30 +57,35 @@ enum Field : uint32_t {
   } while (0)
 
 // Stream-ordered device allocations for one call, released (stream-ordered) on destruction.
+// As many as the call needs: a batch of chunks allocates a few per chunk (it once held at most
+// 32, so a batch of more than a handful of chunks failed as "out of device memory" with the
+// device's memory free).
 class Scratch {
  public:
-  explicit Scratch(cudaStream_t s) : stream_(s) {}
+  explicit Scratch(cudaStream_t s) : stream_(s) { ptrs_.reserve(16); }
   ~Scratch() {
-    for (int i = 0; i < n_; ++i) cudaFreeAsync(ptrs_[i], stream_);
+    for (void* p : ptrs_) cudaFreeAsync(p, stream_);
   }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   // Allocates n elements of T (at least one); returns false on failure.
   template <typename T>
   bool alloc(T** p, std::size_t n) {
-    if (n_ == kMax) return false;
     void* v = nullptr;
+    try {
+      ptrs_.reserve(ptrs_.size() + 1);
+    } catch (...) {
+      return false;
+    }
     if (cudaMallocAsync(&v, (n ? n : 1) * sizeof(T), stream_) != cudaSuccess) return false;
-    ptrs_[n_++] = v;
+    ptrs_.push_back(v);
     *p = static_cast<T*>(v);
     return true;
   }
 
  private:
-  static constexpr int kMax = 32;
   cudaStream_t stream_;
-  void* ptrs_[kMax] = {};
-  int n_ = 0;
+  std::vector<void*> ptrs_;
 };
 
 // dtype_size() for device code (codec.h's is a host function).

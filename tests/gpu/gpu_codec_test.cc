@@ -190,6 +190,62 @@ TEST_F(Gpu, BatchesOfChunksEncodeIndependently) {
   EXPECT_EQ(db.download(r[1].bytes), cpu_encode(Dtype::kFloat32, b, 7000, pb));
 }
 
+// NCCL's all-to-all cuts a message into 128 KiB chunks: one batch of 512 of them, every codec
+// setting in turn and odd sizes among them, encodes to the CPU's bytes and decodes, again as
+// one batch, to the CPU's values. (A batch this size once failed as "out of device memory".)
+TEST_F(Gpu, ABatchOf512ChunksOfMixedCodecsAndSizesMatchesTheCpu) {
+  const std::vector<CodecParams> params = all_params(/*row_length=*/64);
+  constexpr std::size_t kChunks = 512, kChunkBytes = 128 * 1024;
+  std::vector<std::vector<uint8_t>> in(kChunks), cpu(kChunks);
+  std::vector<uint64_t> count(kChunks);
+  std::size_t in_total = 0, out_total = 0;
+  for (std::size_t i = 0; i < kChunks; ++i) {
+    count[i] = (kChunkBytes - (i % 7) * 4 * 37) / 4;  // a few odd sizes
+    in[i] = testdata::to_dtype(testdata::make_floats(i % 2 ? Dist::kSparse : Dist::kGaussian, count[i], i),
+                               Dtype::kFloat32);
+    cpu[i] = cpu_encode(Dtype::kFloat32, in[i], count[i], params[i % params.size()]);
+    in_total += in[i].size();
+    out_total += kFrameHeaderBytes + in[i].size();
+  }
+  DeviceBuffer src(in_total), dst(out_total), back(in_total);
+  std::vector<gpu::EncodeChunk> enc(kChunks);
+  std::vector<std::size_t> in_off(kChunks), out_off(kChunks);
+  for (std::size_t i = 0, a = 0, b = 0; i < kChunks; a += in[i].size(), b += kFrameHeaderBytes + in[i].size(), ++i) {
+    in_off[i] = a;
+    out_off[i] = b;
+    ASSERT_EQ(cudaMemcpy(src.get() + a, in[i].data(), in[i].size(), cudaMemcpyHostToDevice), cudaSuccess);
+    enc[i] = {Dtype::kFloat32, src.get() + a, count[i], &params[i % params.size()], dst.get() + b,
+              kFrameHeaderBytes + in[i].size()};
+  }
+  std::vector<gpu::ChunkResult> r(kChunks);
+  const Status st = codec_.encode(enc, stream_, r.data());
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  const std::vector<uint8_t> frames = dst.download(out_total);
+  std::vector<gpu::DecodeChunk> dec(kChunks);
+  for (std::size_t i = 0; i < kChunks; ++i) {
+    ASSERT_TRUE(gpu::result_status(r[i]).ok()) << i << ": " << gpu::result_status(r[i]).message();
+    ASSERT_EQ(std::vector<uint8_t>(frames.begin() + static_cast<std::ptrdiff_t>(out_off[i]),
+                                   frames.begin() + static_cast<std::ptrdiff_t>(out_off[i] + r[i].bytes)),
+              cpu[i])
+        << "chunk " << i;
+    dec[i] = {dst.get() + out_off[i], r[i].bytes, back.get() + in_off[i], in[i].size(), cpu[i].data()};
+  }
+  ASSERT_TRUE(codec_.decode(dec, stream_, r.data()).ok());
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  const std::vector<uint8_t> values = back.download(in_total);
+  for (std::size_t i = 0; i < kChunks; ++i) {
+    ASSERT_TRUE(gpu::result_status(r[i]).ok()) << i << ": " << gpu::result_status(r[i]).message();
+    std::vector<uint8_t> ref(in[i].size());
+    std::size_t written = 0;
+    ASSERT_TRUE(decode_frame(cpu[i], ref, &written).ok());
+    ASSERT_EQ(r[i].bytes, written);
+    EXPECT_TRUE(std::equal(ref.begin(), ref.begin() + static_cast<std::ptrdiff_t>(written),
+                           values.begin() + static_cast<std::ptrdiff_t>(in_off[i])))
+        << "chunk " << i;
+  }
+}
+
 TEST_F(Gpu, MalformedFramesAreRejectedWithoutWriting) {
   const auto in = testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 300, 5), Dtype::kFloat32);
   CodecParams p;
