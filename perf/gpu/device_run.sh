@@ -15,7 +15,8 @@
 #   7. perf/torch/launch.sh all: unmodified torch.distributed collectives checked, and the tiny
 #      DLRM raw vs quantized all-to-all (losses within 1%);
 #   8. each NCCL step again with SQUEEZE_GPU_STAGING=1 (the sweep without the Socket baseline,
-#      which never loads the plugin), then squeeze-codec-bench --gpu, while the budget lasts.
+#      which never loads the plugin), squeeze-codec-bench --gpu before the last (the training
+#      steps with staging), while the budget lasts.
 # Run from the repository root:  bash perf/gpu/device_run.sh [CARRIED_BUILD (build-gpu-carry)]
 # Writes 8 files under $OUT (or ./gpu-out), the most the device tool brings back: summary.txt
 # (read this first), device_run.log, nccl_sweep.txt (both sweeps), nccl_perf.jsonl,
@@ -250,11 +251,10 @@ torch_step() {
 }
 torch_step torch
 
-# 8. The same NCCL steps with the plugin's GPU staging, then the codec bench, while time lasts.
+# 8. The same NCCL steps with the plugin's GPU staging and the codec bench, while time lasts.
 ((HAVE_NCCL_PERF)) && nccl_sweep nccl-sweep-staging "$STAGING"
 torch_step torch-staging --env "$STAGING"
 jax_step jax-staging --env "$STAGING"
-train_step train-staging --env "$STAGING" --train-steps 30
 
 if [[ -x $B/perf/squeeze-codec-bench ]]; then
   help=$("$B/perf/squeeze-codec-bench" --help 2>&1)
@@ -266,6 +266,8 @@ if [[ -x $B/perf/squeeze-codec-bench ]]; then
 else
   note "[codec-bench-gpu] MISSING: $B/perf/squeeze-codec-bench was not carried"
 fi
+
+train_step train-staging --env "$STAGING" --train-steps 30
 
 note "# done in $(($(date +%s) - START)) s (budget ${BUDGET} s), MPS $MPS"
 exit 0
