@@ -48,7 +48,7 @@ def main(argv):
     for name, (steps, losses) in curves:
         ax.plot(steps, losses, label=f"{name} (last {losses[-1]:.4f})", linewidth=1.2)
     ax.set_xlabel("step")
-    ax.set_ylabel("training loss (BCE, global mean)")
+    ax.set_ylabel("training loss (mean over ranks)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
