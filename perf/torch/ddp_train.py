@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--features", type=int, default=256)
     ap.add_argument("--width", type=int, default=1024)
     ap.add_argument("--depth", type=int, default=4, help="hidden layers")
-    ap.add_argument("--lr", type=float, default=0.02, help="SGD learning rate (momentum 0.9)")
+    ap.add_argument("--lr", type=float, default=0.01, help="SGD learning rate (momentum 0.9)")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--log", default="", help="CSV file for step,loss (rank 0)")
