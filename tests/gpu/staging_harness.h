@@ -47,9 +47,15 @@ inline void test_logger(int level, unsigned long, const char* file, int line, co
 
 // The plugin's v11 table; null with *why when it cannot be loaded. Loaded once, never closed.
 // The file comes from tests/plugin_path.h's lookup, so a carried build folder finds its own.
+// The first load says which file it was, for device_run.sh's summary.
 inline nccl_net_v11* load_plugin(std::string* why) {
   static std::string load_error;
-  static void* lib = squeeze::testing::dlopen_plugin(&load_error);
+  static squeeze::testing::PluginChoice used;
+  static void* lib = [] {
+    void* l = squeeze::testing::dlopen_plugin(&load_error, &used);
+    if (l != nullptr) fprintf(stderr, "plugin: %s (chosen by %s)\n", used.path.c_str(), used.source.c_str());
+    return l;
+  }();
   if (lib == nullptr) {
     *why = load_error;
     return nullptr;
