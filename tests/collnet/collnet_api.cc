@@ -46,8 +46,9 @@ CollNetApi::CollNetApi(int version, bool private_copy) : version_(version) {
   lib_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib_ == nullptr) {
     const char* e = dlerror();
-    throw std::runtime_error("dlopen " + path + " (plugin " + choice.path + ", chosen by " + choice.source +
-                             "; looked at: " + choice.tried + "): " + (e != nullptr ? e : "failed"));
+    throw std::runtime_error("dlopen " + path + " (plugin " + choice.path + ", chosen by " +
+                             choice.source + "; looked at: " + choice.tried +
+                             "): " + (e != nullptr ? e : "failed"));
   }
   net_ = static_cast<nccl_net_v11*>(symbol(lib_, "ncclNetPlugin_v11"));
   prof_ = static_cast<nccl_profiler_v5*>(symbol(lib_, "ncclProfiler_v5"));

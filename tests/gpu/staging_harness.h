@@ -53,7 +53,9 @@ inline nccl_net_v11* load_plugin(std::string* why) {
   static squeeze::testing::PluginChoice used;
   static void* lib = [] {
     void* l = squeeze::testing::dlopen_plugin(&load_error, &used);
-    if (l != nullptr) fprintf(stderr, "plugin: %s (chosen by %s)\n", used.path.c_str(), used.source.c_str());
+    if (l != nullptr) {
+      fprintf(stderr, "plugin: %s (chosen by %s)\n", used.path.c_str(), used.source.c_str());
+    }
     return l;
   }();
   if (lib == nullptr) {
