@@ -43,7 +43,7 @@ while [[ $# -gt 0 ]]; do
     --tag) TAG=$2; shift 2 ;;
     --platform) PLATFORM=$2; shift 2 ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     --) shift; break ;;
     *) die "unknown option $1 (script arguments go after --)" ;;
   esac

@@ -38,8 +38,14 @@ expect_rc 2 "collectives.py without a coordinator is refused" env -u JAX_COORDIN
   "$PY" "$SRC/perf/jax/collectives.py"
 has "coordinator" "it names what is missing"
 
-# 2. Bad launcher options: exit 2 with the reason.
+# 2. The launchers' help is their header comment, whole and nothing else; bad options exit 2.
 L=$SRC/perf/torch/launch.sh J=$SRC/perf/jax/launch.sh
+for l in "$L" "$J"; do
+  expect_rc 0 "$(basename "$(dirname "$l")")/launch.sh --help" bash "$l" --help
+  [[ $(tail -1 "$T/out") == Exit:* || $(tail -2 "$T/out" | head -1) == Exit:* ]] && ! grep -q 'set -uo' "$T/out" &&
+    ok "the help ends with the exit codes, no code" || { bad "help text"; tail -3 "$T/out"; }
+  [[ $l == "$L" ]] && has "launch.sh \[options\] train" "the torch launcher's help names train"
+done
 expect_rc 2 "torch launch.sh --rates 0" bash "$L" --dry-run --rates 0 train
 has "not a positive rate" "names the bad rate"
 expect_rc 2 "torch launch.sh --models xyz" bash "$L" --dry-run --models xyz train

@@ -58,12 +58,12 @@ while [[ $# -gt 0 ]]; do
     --models) MODELS=$2; shift 2 ;;
     --train-steps) TRAIN_STEPS=$2; shift 2 ;;
     --channels) CHANNELS=$2; shift 2 ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) break ;;
   esac
 done
-[[ $# -ge 1 ]] || die "give a command: collectives, dlrm, all or run (see --help)"
+[[ $# -ge 1 ]] || die "give a command: collectives, dlrm, all, train or run (see --help)"
 CMD=$1; shift
 [[ $N =~ ^[0-9]+$ && $N -ge 2 ]] || die "-n must be a number >= 2"
 [[ $BACKEND == nccl || $BACKEND == gloo ]] || die "--backend must be nccl or gloo"
