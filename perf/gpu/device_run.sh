@@ -85,9 +85,14 @@ start_mps() {
 }
 stop_mps() {
   [[ $MPS == on ]] || return 0
-  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+  # quit waits for the daemon's clients; a rank left over from a timed-out step (its own
+  # `timeout` outlives the step's) must not hold the script past its budget.
+  if echo quit | timeout 30 nvidia-cuda-mps-control >/dev/null 2>&1; then
+    note "MPS: stopped"
+  else
+    note "MPS: quit did not return within 30 s (clients still attached?); the daemon may outlive this run"
+  fi
   MPS=stopped
-  note "MPS: stopped"
 }
 finish() {
   stop_mps
