@@ -73,5 +73,18 @@ if(SQUEEZE_BUILD_TESTS)
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/torch/launch.sh --build ${PROJECT_BINARY_DIR} --python ${Python3_EXECUTABLE}
                      collectives)
     set_tests_properties(squeeze_torch_collectives PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS gpu)
+    # The GPU proof's scripts where there is no GPU (perf/gpu/device_run.sh, perf/torch/,
+    # perf/jax/): option handling, the runs they plan, their skips, the train summary, MPS.
+    add_test(NAME gpu_scripts.launchers_plan_skip_and_summarise
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/gpu_scripts_test.sh ${Python3_EXECUTABLE})
+    add_test(NAME gpu_scripts.device_run_mps_budget_and_outputs
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/device_run_test.sh)
+    set_tests_properties(gpu_scripts.launchers_plan_skip_and_summarise gpu_scripts.device_run_mps_budget_and_outputs
+                         PROPERTIES TIMEOUT 180 LABELS perf)
+    # The JAX script's logic on the CPU (gloo collectives, no NCCL): skipped (77) without jax.
+    add_test(NAME jax_collectives_cpu
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/jax/launch.sh --python ${Python3_EXECUTABLE} --platform cpu
+                     --timeout 120 -- --elements 4096)
+    set_tests_properties(jax_collectives_cpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS perf)
   endif()
 endif()

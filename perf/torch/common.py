@@ -98,3 +98,30 @@ def embeddings(torch, count, seed, dim=64, table_rows=100000):
 
 def unit_roundoff(torch, dtype):
     return {torch.float32: 2.0**-24, torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11}[dtype]
+
+
+def step_stats(seconds, warmup):
+    """Mean and median step time in ms over `seconds` (one wall time per step), leaving out
+    the first `warmup` steps (NCCL connects and the codecs' schedules start there)."""
+    timed = seconds[warmup:] if len(seconds) > warmup else seconds
+    if not timed:
+        return {"mean_step_ms": None, "median_step_ms": None, "timed_steps": 0}
+    ordered = sorted(timed)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
+    return {"mean_step_ms": 1e3 * sum(timed) / len(timed), "median_step_ms": 1e3 * median,
+            "timed_steps": len(timed)}
+
+
+def comm_share(step_ms, compute_ms):
+    """The share of a step that is exposed communication: 1 - (the same step with every
+    collective replaced by a local stand-in) / (the real step). None when either is missing."""
+    if not step_ms or compute_ms is None:
+        return None
+    return max(0.0, 1.0 - compute_ms / step_ms)
+
+
+def sync(torch, device):
+    """Waits for the device's queued work, so a wall clock brackets what the step did."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

@@ -11,7 +11,13 @@ script from seeded generators (a hidden teacher with Zipf-popular items), identi
 rank and in every run, so two runs differ only in what the network did to the traffic.
 
 Rank 0 logs the global mean loss per step to --log (CSV: step,loss) and ends with a JSON
-line {"final_loss", "mean_last10", ...} and "FINAL_LOSS <mean of the last 10 steps>".
+line {"final_loss", "mean_last10", "mean_step_ms", "comm_share", ...} and
+"FINAL_LOSS <mean of the last 10 steps>". Step times are wall times of whole steps (each ends
+with the loss all-reduce, which waits for the device), the first --warmup-steps left out.
+--compute-steps K then runs K more steps with every collective replaced by a local stand-in
+(the all-to-all by its input, the all-reduces skipped): their mean time is the step's
+compute, and 1 - compute / step is the share of the step spent in communication
+(comm_share). sent_bytes_per_step is what each rank hands the network per step, raw.
 Without torch or a CUDA device (backend nccl) it prints "SKIP: <reason>" and exits 77.
 Start it through launch.sh (or torchrun): it reads RANK, WORLD_SIZE, MASTER_ADDR/PORT.
 """
@@ -93,7 +99,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--log", default="", help="CSV file for step,loss (rank 0)")
     ap.add_argument("--label", default="", help="added to the final JSON line")
+    ap.add_argument("--warmup-steps", type=int, default=5, help="steps left out of the step time")
+    ap.add_argument("--compute-steps", type=int, default=0,
+                    help="steps without communication afterwards, to measure the compute share")
     args = ap.parse_args()
+    if args.steps < 1 or args.warmup_steps < 0 or args.compute_steps < 0:
+        ap.error("--steps must be >= 1, --warmup-steps and --compute-steps >= 0")
 
     torch, dist = common.import_torch(args.backend)
     rank, world, device = common.init(torch, dist, args.backend)
@@ -124,14 +135,22 @@ def main():
     log = open(args.log, "w") if args.log and rank == 0 else None
     if log:
         log.write("step,loss\n")
-    losses = []
-    t_start = time.perf_counter()
-    for step in range(args.steps):
-        dense, ids, labels = batches.get(step)
+    losses, step_seconds = [], []
+
+    # Every step's batch is made (and moved to the device) before the clock starts, so the
+    # step time is the model's compute and communication, not the data generator's.
+    data = [tuple(t.to(device) for t in batches.get(s)) for s in range(args.steps + args.compute_steps + 1)]
+
+    def train_step(step, communicate):
+        """One step; communicate=False replaces every collective by a local stand-in (same
+        shapes, same compute) and returns the local loss."""
+        dense, ids, labels = data[step]
         lo, hi = rank * local_b, (rank + 1) * local_b
         # Model parallel: my tables for the whole batch -> every rank's samples from every table.
         pooled = torch.stack([tables[k](ids[t].to(device)) for k, t in enumerate(mine)], dim=1)  # (B, Tl, D)
-        recv = all_to_all.apply(pooled.reshape(-1)).reshape(world, local_b, local_t, d)
+        flat_pooled = pooled.reshape(-1)
+        exchanged = all_to_all.apply(flat_pooled) if communicate else flat_pooled * 1.0
+        recv = exchanged.reshape(world, local_b, local_t, d)
         emb = recv.permute(1, 0, 2, 3).reshape(local_b, args.tables, d)
         # Data parallel: bottom MLP, pairwise interactions, top MLP on my samples.
         x = bottom(dense[lo:hi].to(device))
@@ -145,7 +164,8 @@ def main():
         # gradients, and scale the tables' (summed over every rank's samples by the backward
         # all-to-all) to match.
         flat = torch.cat([p.grad.reshape(-1) for p in dense_params])
-        dist.all_reduce(flat)
+        if communicate:
+            dist.all_reduce(flat)
         flat /= world
         offset = 0
         for p in dense_params:
@@ -156,8 +176,16 @@ def main():
             p.grad /= world
         opt.step()
         global_loss = loss.detach().clone()
+        if not communicate:
+            return float(global_loss)
         dist.all_reduce(global_loss)
-        value = float(global_loss) / world
+        return float(global_loss) / world  # float() waits for the device: the step is done
+
+    t_start = time.perf_counter()
+    for step in range(args.steps):
+        t0 = time.perf_counter()
+        value = train_step(step, True)
+        step_seconds.append(time.perf_counter() - t0)
         losses.append(value)
         if log:
             log.write(f"{step},{value:.6f}\n")
@@ -166,12 +194,30 @@ def main():
     seconds = time.perf_counter() - t_start
     if log:
         log.close()
+    compute_seconds = []
+    if args.compute_steps:
+        dist.barrier()
+        for step in range(args.steps, args.steps + args.compute_steps + 1):
+            t0 = time.perf_counter()
+            train_step(step, False)
+            common.sync(torch, device)
+            compute_seconds.append(time.perf_counter() - t0)
+        compute_seconds = compute_seconds[1:]  # the first warms the stand-ins up
     dist.barrier()
     dist.destroy_process_group()
     if rank == 0:
         tail = losses[-10:]
-        summary = {"final_loss": losses[-1], "mean_last10": sum(tail) / len(tail), "steps": args.steps,
-                   "world": world, "backend": args.backend, "seconds": seconds}
+        summary = {"model": "dlrm", "final_loss": losses[-1], "mean_last10": sum(tail) / len(tail),
+                   "steps": args.steps, "world": world, "backend": args.backend, "seconds": seconds}
+        summary.update(common.step_stats(step_seconds, args.warmup_steps))
+        compute_ms = 1e3 * sum(compute_seconds) / len(compute_seconds) if compute_seconds else None
+        summary["compute_step_ms"] = compute_ms
+        summary["comm_share"] = common.comm_share(summary["mean_step_ms"], compute_ms)
+        # Forward and backward all-to-all (the share for other ranks), the ring all-reduce of
+        # the dense gradients and of the loss: bytes each rank sends per step, raw.
+        a2a = 2 * args.batch * local_t * d * 4 * (world - 1) // world
+        dense_bytes = 4 * sum(p.numel() for p in dense_params)
+        summary["sent_bytes_per_step"] = a2a + 2 * (world - 1) * (dense_bytes + 4) // world
         if args.label:
             summary["label"] = args.label
         print(json.dumps(summary), flush=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots loss curves (CSV files of step,loss, as dlrm_tiny.py --log writes them) into one PNG.
 
-  plot_loss.py OUT.png raw=raw.csv quantize=quantize.csv
+  plot_loss.py [--title TEXT] OUT.png raw=raw.csv quantize=quantize.csv
 
 Without matplotlib it prints "plot_loss: SKIP: ..." and exits 77 (the CSV files stay the
 result); a missing or malformed CSV is an error naming the file and line (exit 2).
@@ -25,6 +25,9 @@ def read_curve(path):
 
 
 def main(argv):
+    title = "tiny DLRM through NCCL and the Squeeze plugin"
+    if len(argv) > 2 and argv[1] == "--title":
+        title, argv = argv[2], argv[:1] + argv[3:]
     if len(argv) < 3 or any("=" not in a for a in argv[2:]):
         print(__doc__, file=sys.stderr)
         return 2
@@ -45,8 +48,8 @@ def main(argv):
     for name, (steps, losses) in curves:
         ax.plot(steps, losses, label=f"{name} (last {losses[-1]:.4f})", linewidth=1.2)
     ax.set_xlabel("step")
-    ax.set_ylabel("training loss (BCE, global mean)")
-    ax.set_title("tiny DLRM through NCCL and the Squeeze plugin")
+    ax.set_ylabel("training loss (mean over ranks)")
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

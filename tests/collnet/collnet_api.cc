@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "tests/plugin_path.h"
+
 namespace squeeze::testing {
 
 namespace {
@@ -31,7 +33,8 @@ void* symbol(void* lib, const std::string& name) {
 
 CollNetApi::CollNetApi(int version, bool private_copy) : version_(version) {
   setenv("SQUEEZE_SOCKET_IFNAME", "lo", 0);
-  std::string path = SQUEEZE_PLUGIN_PATH;
+  const PluginChoice choice = find_plugin();
+  std::string path = choice.path;
   if (private_copy) {
     static int copies = 0;
     copy_path_ =
@@ -41,7 +44,12 @@ CollNetApi::CollNetApi(int version, bool private_copy) : version_(version) {
     path = copy_path_;
   }
   lib_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib_ == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
+  if (lib_ == nullptr) {
+    const char* e = dlerror();
+    throw std::runtime_error("dlopen " + path + " (plugin " + choice.path + ", chosen by " +
+                             choice.source + "; looked at: " + choice.tried +
+                             "): " + (e != nullptr ? e : "failed"));
+  }
   net_ = static_cast<nccl_net_v11*>(symbol(lib_, "ncclNetPlugin_v11"));
   prof_ = static_cast<nccl_profiler_v5*>(symbol(lib_, "ncclProfiler_v5"));
   void* t = symbol(lib_, "ncclCollNetPlugin_v" + std::to_string(version));

@@ -24,10 +24,10 @@ struct CollNetProps {
 
 class CollNetApi {
  public:
-  // version: 8, 9, 10, 11 or 12. Loads SQUEEZE_PLUGIN_PATH (SQUEEZE_SOCKET_IFNAME
-  // defaults to lo). private_copy: loads a copy of the library from a temporary
-  // path instead, so a test that drives the plugin in the test process leaves
-  // SQUEEZE_PLUGIN_PATH unloaded there, and the ranks it forks later still load
+  // version: 8, 9, 10, 11 or 12. Loads the plugin tests/plugin_path.h finds
+  // (SQUEEZE_SOCKET_IFNAME defaults to lo). private_copy: loads a copy of the library
+  // from a temporary path instead, so a test that drives the plugin in the test process
+  // leaves the plugin unloaded there, and the ranks it forks later still load
   // (and initialise) a fresh one.
   explicit CollNetApi(int version, bool private_copy = false);
   ~CollNetApi();

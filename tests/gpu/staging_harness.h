@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "plugin/nccl/net_abi.h"
+#include "tests/plugin_path.h"
 
 namespace squeeze::gpu_staging_test {
 
@@ -45,11 +46,20 @@ inline void test_logger(int level, unsigned long, const char* file, int line, co
 }
 
 // The plugin's v11 table; null with *why when it cannot be loaded. Loaded once, never closed.
+// The file comes from tests/plugin_path.h's lookup, so a carried build folder finds its own.
+// The first load says which file it was, for device_run.sh's summary.
 inline nccl_net_v11* load_plugin(std::string* why) {
-  static void* lib = dlopen(SQUEEZE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  static std::string load_error;
+  static squeeze::testing::PluginChoice used;
+  static void* lib = [] {
+    void* l = squeeze::testing::dlopen_plugin(&load_error, &used);
+    if (l != nullptr) {
+      fprintf(stderr, "plugin: %s (chosen by %s)\n", used.path.c_str(), used.source.c_str());
+    }
+    return l;
+  }();
   if (lib == nullptr) {
-    const char* e = dlerror();
-    *why = std::string("dlopen ") + SQUEEZE_PLUGIN_PATH + ": " + (e != nullptr ? e : "failed earlier");
+    *why = load_error;
     return nullptr;
   }
   auto* net = static_cast<nccl_net_v11*>(dlsym(lib, "ncclNetPlugin_v11"));

@@ -15,6 +15,7 @@
 #include "plugin/nccl/profiler_abi.h"
 #include "plugin/nccl/tuner_abi.h"
 #include "tests/plugin/fork_peer.h"
+#include "tests/plugin_path.h"
 
 namespace {
 
@@ -22,8 +23,9 @@ namespace {
 // is never freed; unloading it makes LeakSanitizer report that pool (NCCL keeps net plugins
 // loaded).
 void* plugin() {
-  void* lib = dlopen(SQUEEZE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  EXPECT_NE(lib, nullptr) << dlerror();
+  std::string why;
+  void* lib = squeeze::testing::dlopen_plugin(&why);
+  EXPECT_NE(lib, nullptr) << why;
   return lib;
 }
 
@@ -176,7 +178,7 @@ TEST(BuiltinTables, TunerV5AndV6SteerWithTheNetPluginsPolicy) {
   squeeze::testing::ForkPeer child([&] {
     setenv("SQUEEZE_POLICY", path, 1);
     setenv("SQUEEZE_SOCKET_IFNAME", "lo", 0);
-    void* lib = dlopen(SQUEEZE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    void* lib = squeeze::testing::dlopen_plugin(nullptr);
     if (lib == nullptr) return 1;
     auto* t5 = static_cast<const nccl_tuner_v5*>(dlsym(lib, "ncclTunerPlugin_v5"));
     auto* t6 = static_cast<const nccl_tuner_v6*>(dlsym(lib, "ncclTunerPlugin_v6"));

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "tests/plugin_path.h"
+
 namespace squeeze::testing {
 
 namespace {
@@ -22,8 +24,9 @@ void test_logger(int level, unsigned long, const char* file, int line, const cha
 
 PluginApi::PluginApi(int version) : version_(version) {
   setenv("SQUEEZE_SOCKET_IFNAME", "lo", 0);
-  lib_ = dlopen(SQUEEZE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (lib_ == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
+  std::string why;
+  lib_ = dlopen_plugin(&why);
+  if (lib_ == nullptr) throw std::runtime_error(why);
   std::string sym = "ncclNetPlugin_v" + std::to_string(version);
   void* p = dlsym(lib_, sym.c_str());
   if (p == nullptr) throw std::runtime_error("missing symbol " + sym);

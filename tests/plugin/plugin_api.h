@@ -27,7 +27,7 @@ struct NetProps {
 
 class PluginApi {
  public:
-  // version: 8, 9, 10, 11 or 12. Loads SQUEEZE_PLUGIN_PATH.
+  // version: 8, 9, 10, 11 or 12. Loads the plugin tests/plugin_path.h finds.
   explicit PluginApi(int version);
   ~PluginApi();
   PluginApi(const PluginApi&) = delete;
