@@ -76,6 +76,29 @@ TEST(Params, MessagesSayWhatIsAccepted) {
             std::string::npos);
 }
 
+// The transport variables' bounds, as the transports checked them before the table owned them
+// (tests deleted with transport/env_int.cc): a value outside them stops the plugin.
+TEST(Params, TransportBoundsAreErrorsNamingTheVariable) {
+  EXPECT_EQ(from_map({{"SQUEEZE_TCP_TIMEOUT_MS", "10s"}}).errors().at(0),
+            "SQUEEZE_TCP_TIMEOUT_MS='10s' is not a whole number (expected one in [1, 1073741823])");
+  // 0 is not "no timeout": TCP_USER_TIMEOUT=0 would silently fall back to the kernel's
+  // default (minutes), so the documented range starts at 1.
+  EXPECT_EQ(from_map({{"SQUEEZE_TCP_TIMEOUT_MS", "0"}}).errors().at(0),
+            "SQUEEZE_TCP_TIMEOUT_MS='0' is outside [1, 1073741823]");
+  EXPECT_TRUE(from_map({{"SQUEEZE_TCP_TIMEOUT_MS", "1073741823"}}).ok());
+  EXPECT_EQ(from_map({{"SQUEEZE_TCP_KEEPIDLE_S", "40000"}}).errors().at(0),
+            "SQUEEZE_TCP_KEEPIDLE_S='40000' is outside [1, 32767]");
+  EXPECT_EQ(from_map({{"SQUEEZE_IB_QPS_PER_CONNECTION", "9"}}).errors().at(0),
+            "SQUEEZE_IB_QPS_PER_CONNECTION='9' is outside [1, 8]");
+  EXPECT_EQ(from_map({{"SQUEEZE_IB_QPS_PER_CONN", "9"}}).errors().at(0),
+            "SQUEEZE_IB_QPS_PER_CONN='9' is outside [1, 8]")
+      << "the deprecated name is still a SQUEEZE_ variable: an error, not a warning";
+  const Settings st = from_map({{"SQUEEZE_IB_QPS_PER_CONN", "4"}});
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(st.integer(Id::kIbQpsPerConnection), 4);
+  EXPECT_STREQ(st.source(Id::kIbQpsPerConnection), "SQUEEZE_IB_QPS_PER_CONN");
+}
+
 TEST(Params, SwitchesMeanTheSameEverywhere) {
   for (const char* on : {"1", "on", "ON", "true", "yes"}) {
     SCOPED_TRACE(on);
