@@ -3,6 +3,7 @@
 //   squeeze-params              the table as text, with what this environment sets
 //   squeeze-params --markdown   the README's table
 //   squeeze-params --check      exit 1 when a set variable is invalid (each problem on stderr)
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -42,9 +43,11 @@ int main(int argc, char** argv) {
   for (const std::string& w : st.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   for (const std::string& e : st.errors()) std::fprintf(stderr, "error: %s\n", e.c_str());
   if (mode == "--check") return st.ok() ? 0 : 1;
+  int width = 0;  // the longest name, so the columns line up
+  for (const auto& s : kSpecs) width = std::max(width, static_cast<int>(std::strlen(s.name)));
   for (const auto& s : kSpecs) {
     std::string now = st.is_set(s.id) ? std::string(st.source(s.id)) + "=" + st.text(s.id) : "-";
-    std::printf("%-28s default %-32s set %s\n", s.name, s.shown, now.c_str());
+    std::printf("%-*s default %-32s set %s\n", width, s.name, s.shown, now.c_str());
   }
   return st.ok() ? 0 : 1;
 }

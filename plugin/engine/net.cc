@@ -123,6 +123,13 @@ nccl_result_t Net::open_transport_locked() {
     list += " [" + std::to_string(i) + "]" + devs[i].name + ":" + devs[i].address;
   SQ_INFO(kSubsysInit | kSubsysNet, "Using transport %s (%s); devices:%s", transport_->name(), why.c_str(),
           list.c_str());
+  // NCCL's IB variables that Squeeze honours are in the parameter table; say which others are
+  // set, so a fleet's tuning that does not carry over is not lost in silence.
+  std::string unread;
+  for (const std::string& name : params::unread_env_variables("NCCL_IB_")) unread += " " + name;
+  if (!unread.empty())
+    SQ_INFO(kSubsysInit | kSubsysNet, "set but not read by Squeeze (they apply to NCCL's own IB transport):%s",
+            unread.c_str());
   return kNcclSuccess;
 }
 

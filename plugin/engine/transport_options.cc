@@ -23,6 +23,7 @@ transport::Options transport_options(const params::Settings& st) {
   o.ucx.tls = st.text(Id::kUcxTls);
 
   o.ib.hca = st.text(Id::kIbHca);
+  if (st.is_set(Id::kIbHca)) o.ib.hca_variable = st.source(Id::kIbHca);
   o.ib.qps_per_conn = integer(Id::kIbQpsPerConnection);
   o.ib.gid_index = integer(Id::kIbGidIndex);
   o.ib.timeout = integer(Id::kIbTimeout);
@@ -33,6 +34,7 @@ transport::Options transport_options(const params::Settings& st) {
   o.ib.gdr_flush = st.flag(Id::kIbGdrFlush);
   o.ib.dmabuf = st.flag(Id::kIbDmabuf);
   o.ib.mr_cache_entries = static_cast<std::size_t>(st.integer(Id::kIbMrCache));
+  o.ib.relaxed_ordering = integer(Id::kIbPciRelaxedOrdering);
   return o;
 }
 

@@ -10,6 +10,8 @@
 //   user did not ask for.
 // - A bad NCCL_* or launcher value is a warning and is skipped (the next fallback or the
 //   default applies), as NCCL itself treats its own variables.
+// - A SQUEEZE_* variable wins over the NCCL_* variable it falls back to, so Squeeze can be
+//   tuned apart from NCCL's own IB transport; with only the NCCL_* one set, Squeeze follows it.
 // - An empty value counts as unset.
 // - Booleans accept 0/1, off/on, false/true, no/yes (any case), the same everywhere.
 // - Choices match without regard to case.
@@ -58,6 +60,7 @@ enum class Id : int {
   kIbGdrFlush,
   kIbDmabuf,
   kIbMrCache,
+  kIbPciRelaxedOrdering,
   kQuantizeSimd,
   kCollNetConnectTimeoutS,
   kNcclDebug,
@@ -80,6 +83,9 @@ struct Spec {
   const char* shown = "";     // the default as the README shows it
   const char* meaning = "";
   Scope scope = Scope::kPlugin;
+  // One of `fallbacks` that is an older name of this variable: it still works, with a
+  // warning that names the new one.
+  const char* deprecated = nullptr;
 };
 
 inline constexpr Spec kSpecs[] = {
@@ -134,7 +140,8 @@ inline constexpr Spec kSpecs[] = {
      .value = "on",
      .shown = "`on`",
      .meaning = "`off`: the built-in profiler requests no events, so every message's dtype is "
-                "unknown and only lossless coding or a policy's `assume_dtype` applies."},
+                "unknown: a lossy rule then sends raw (or lossless, as its `fallback` says) "
+                "unless it has `assume_dtype`."},
     {.id = Id::kGpuStaging,
      .name = "SQUEEZE_GPU_STAGING",
      .type = Type::kBool,
@@ -196,19 +203,25 @@ inline constexpr Spec kSpecs[] = {
                 "UCX device's description (the INFO line that lists the devices)."},
     {.id = Id::kIbHca,
      .name = "SQUEEZE_IB_HCA",
+     .fallbacks = {"NCCL_IB_HCA"},
      .shown = "all",
-     .meaning = "RDMA devices to use, in `NCCL_SOCKET_IFNAME` syntax on device names "
-                "(`mlx5_0,mlx5_1`, `^mlx5_2`, `=mlx5_0`)."},
+     .meaning = "RDMA ports to use, NCCL's syntax: `mlx5_0,mlx5_1:1` device-name prefixes, each "
+                "with an optional `:port`; `^mlx5_2` excludes; `=mlx5_0` exact names. A port "
+                "that is not a number stops the verbs transport, naming the variable."},
     {.id = Id::kIbQpsPerConnection,
-     .name = "SQUEEZE_IB_QPS_PER_CONN",
+     .name = "SQUEEZE_IB_QPS_PER_CONNECTION",
+     .fallbacks = {"SQUEEZE_IB_QPS_PER_CONN", "NCCL_IB_QPS_PER_CONNECTION"},
      .type = Type::kInt,
      .lo = 1,
      .hi = 8,
      .value = "1",
      .shown = "1",
-     .meaning = "RC queue pairs per connection; large messages are split across them."},
+     .meaning = "RC queue pairs per connection; large messages are split across them. "
+                "`SQUEEZE_IB_QPS_PER_CONN` is the deprecated old name.",
+     .deprecated = "SQUEEZE_IB_QPS_PER_CONN"},
     {.id = Id::kIbGidIndex,
      .name = "SQUEEZE_IB_GID_INDEX",
+     .fallbacks = {"NCCL_IB_GID_INDEX"},
      .type = Type::kInt,
      .lo = -1,
      .hi = 255,
@@ -217,6 +230,7 @@ inline constexpr Spec kSpecs[] = {
      .meaning = "RoCE GID index; -1 picks a RoCE v2 IPv4 GID."},
     {.id = Id::kIbTimeout,
      .name = "SQUEEZE_IB_TIMEOUT",
+     .fallbacks = {"NCCL_IB_TIMEOUT"},
      .type = Type::kInt,
      .lo = 1,
      .hi = 31,
@@ -225,6 +239,7 @@ inline constexpr Spec kSpecs[] = {
      .meaning = "Queue pair ack timeout, 4.096 µs × 2^n."},
     {.id = Id::kIbRetryCnt,
      .name = "SQUEEZE_IB_RETRY_CNT",
+     .fallbacks = {"NCCL_IB_RETRY_CNT"},
      .type = Type::kInt,
      .lo = 0,
      .hi = 7,
@@ -233,6 +248,7 @@ inline constexpr Spec kSpecs[] = {
      .meaning = "Queue pair retry count."},
     {.id = Id::kIbSl,
      .name = "SQUEEZE_IB_SL",
+     .fallbacks = {"NCCL_IB_SL"},
      .type = Type::kInt,
      .lo = 0,
      .hi = 15,
@@ -241,12 +257,13 @@ inline constexpr Spec kSpecs[] = {
      .meaning = "InfiniBand service level."},
     {.id = Id::kIbTc,
      .name = "SQUEEZE_IB_TC",
+     .fallbacks = {"NCCL_IB_TC"},
      .type = Type::kInt,
      .lo = 0,
      .hi = 255,
      .value = "0",
      .shown = "0",
-     .meaning = "Traffic class."},
+     .meaning = "Traffic class of RoCE packets (the GRH's)."},
     {.id = Id::kIbGdr,
      .name = "SQUEEZE_IB_GDR",
      .type = Type::kInt,
@@ -275,6 +292,16 @@ inline constexpr Spec kSpecs[] = {
      .value = "64",
      .shown = "64",
      .meaning = "Registrations kept for buffers handed over unregistered."},
+    {.id = Id::kIbPciRelaxedOrdering,
+     .name = "SQUEEZE_IB_PCI_RELAXED_ORDERING",
+     .fallbacks = {"NCCL_IB_PCI_RELAXED_ORDERING"},
+     .type = Type::kInt,
+     .lo = 0,
+     .hi = 2,
+     .value = "2",
+     .shown = "2",
+     .meaning = "0: never. 1 or 2: register buffers with PCIe relaxed ordering where libibverbs "
+                "has `ibv_reg_mr_iova2` (rdma-core 29 or newer), as NCCL does."},
     {.id = Id::kQuantizeSimd,
      .name = "SQUEEZE_QUANTIZE_SIMD",
      .type = Type::kChoice,

@@ -1,7 +1,9 @@
 #include "plugin/params/params.h"
 
 #include <strings.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -129,6 +131,8 @@ void Settings::read_entry(const Spec& s, const Lookup& lookup) {
     Value v;
     std::string problem = parse_value(s, name, raw, &v);
     if (problem.empty()) {
+      if (s.deprecated != nullptr && std::string_view(name) == s.deprecated)
+        warnings_.push_back(std::string(name) + " is deprecated; set " + s.name + " instead");
       slot = std::move(v);
       return;
     }
@@ -189,12 +193,36 @@ std::string Settings::set(Id id, const char* raw) {
   return "";
 }
 
+std::vector<std::string> unread_variables(const char* const* env, std::string_view prefix) {
+  std::vector<std::string> out;
+  for (; env != nullptr && *env != nullptr; ++env) {
+    const std::string_view entry(*env);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    if (!name.starts_with(prefix)) continue;
+    bool read = false;
+    for (const Spec& s : kSpecs) {
+      read = read || name == s.name;
+      for (const char* f : s.fallbacks) read = read || (f != nullptr && name == f);
+    }
+    if (!read) out.emplace_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> unread_env_variables(std::string_view prefix) {
+  return unread_variables(environ, prefix);
+}
+
 std::string markdown_table() {
   std::string out = "| Variable | Default | Meaning |\n|---|---|---|\n";
   for (const Spec& s : kSpecs) {
     std::string names = std::string("`") + s.name + "`";
-    for (const char* f : s.fallbacks)
-      if (f != nullptr) names += std::string(", then `") + f + "`";
+    for (const char* f : s.fallbacks) {
+      if (f == nullptr) continue;
+      names += std::string(", then `") + f + "`";
+      if (s.deprecated != nullptr && std::string_view(f) == s.deprecated) names += " (deprecated)";
+    }
     std::string meaning = s.meaning;
     switch (s.type) {
       case Type::kInt:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plugin/params/param_table.h"
@@ -65,6 +66,13 @@ class Settings {
   std::vector<Value> defaults_ = std::vector<Value>(kNumParams);
   std::vector<std::string> errors_, warnings_;
 };
+
+// The names in `env` (a NULL-terminated "NAME=value" array, as environ) that start with
+// `prefix` and that no table entry reads, sorted: a fleet's NCCL_IB_* settings that apply to
+// NCCL's own transport but not to Squeeze's.
+std::vector<std::string> unread_variables(const char* const* env, std::string_view prefix);
+// The same over this process's environment.
+std::vector<std::string> unread_env_variables(std::string_view prefix);
 
 // The README's variable table (markdown), generated from kSpecs.
 std::string markdown_table();

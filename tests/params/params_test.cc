@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -75,6 +76,29 @@ TEST(Params, MessagesSayWhatIsAccepted) {
             std::string::npos);
 }
 
+// The transport variables' bounds, as the transports checked them before the table owned them
+// (tests deleted with transport/env_int.cc): a value outside them stops the plugin.
+TEST(Params, TransportBoundsAreErrorsNamingTheVariable) {
+  EXPECT_EQ(from_map({{"SQUEEZE_TCP_TIMEOUT_MS", "10s"}}).errors().at(0),
+            "SQUEEZE_TCP_TIMEOUT_MS='10s' is not a whole number (expected one in [1, 1073741823])");
+  // 0 is not "no timeout": TCP_USER_TIMEOUT=0 would silently fall back to the kernel's
+  // default (minutes), so the documented range starts at 1.
+  EXPECT_EQ(from_map({{"SQUEEZE_TCP_TIMEOUT_MS", "0"}}).errors().at(0),
+            "SQUEEZE_TCP_TIMEOUT_MS='0' is outside [1, 1073741823]");
+  EXPECT_TRUE(from_map({{"SQUEEZE_TCP_TIMEOUT_MS", "1073741823"}}).ok());
+  EXPECT_EQ(from_map({{"SQUEEZE_TCP_KEEPIDLE_S", "40000"}}).errors().at(0),
+            "SQUEEZE_TCP_KEEPIDLE_S='40000' is outside [1, 32767]");
+  EXPECT_EQ(from_map({{"SQUEEZE_IB_QPS_PER_CONNECTION", "9"}}).errors().at(0),
+            "SQUEEZE_IB_QPS_PER_CONNECTION='9' is outside [1, 8]");
+  EXPECT_EQ(from_map({{"SQUEEZE_IB_QPS_PER_CONN", "9"}}).errors().at(0),
+            "SQUEEZE_IB_QPS_PER_CONN='9' is outside [1, 8]")
+      << "the deprecated name is still a SQUEEZE_ variable: an error, not a warning";
+  const Settings st = from_map({{"SQUEEZE_IB_QPS_PER_CONN", "4"}});
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(st.integer(Id::kIbQpsPerConnection), 4);
+  EXPECT_STREQ(st.source(Id::kIbQpsPerConnection), "SQUEEZE_IB_QPS_PER_CONN");
+}
+
 TEST(Params, SwitchesMeanTheSameEverywhere) {
   for (const char* on : {"1", "on", "ON", "true", "yes"}) {
     SCOPED_TRACE(on);
@@ -125,6 +149,16 @@ TEST(Params, BadNcclOrLauncherValuesAreWarningsAndSkipped) {
   st = from_map({{"SQUEEZE_SOCKET_FAMILY", "inet"}, {"NCCL_SOCKET_FAMILY", "AF_INET"}});
   EXPECT_FALSE(st.ok());
   EXPECT_FALSE(st.is_set(Id::kSocketFamily));
+}
+
+// NCCL_IB_* variables Squeeze does not read are named at init (net.cc logs them).
+TEST(Params, UnreadNcclIbVariablesAreFound) {
+  const char* env[] = {"NCCL_IB_HCA=mlx5_0",        "NCCL_IB_PKEY=1", "NCCL_IB_TIMEOUT=22",
+                       "NCCL_IB_ADAPTIVE_ROUTING=0", "NCCL_IBEXT=1",  "PATH=/bin",
+                       "NCCL_IB_DISABLE",            nullptr};
+  EXPECT_EQ(unread_variables(env, "NCCL_IB_"),
+            (std::vector<std::string>{"NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_DISABLE", "NCCL_IB_PKEY"}));
+  EXPECT_TRUE(unread_variables(nullptr, "NCCL_IB_").empty());
 }
 
 TEST(Params, SetOverridesOneEntryWithTheSameRules) {

@@ -54,6 +54,10 @@ TEST_P(Settings, ABadSqueezeValueStopsInitAndNamesIt) {
       {"SQUEEZE_TRANSPORT", "rdma", "SQUEEZE_TRANSPORT='rdma' is not one of auto, tcp, ucx, ib"},
       {"SQUEEZE_GPU_STAGING", "2", "SQUEEZE_GPU_STAGING='2' is not a switch"},
       {"SQUEEZE_TCP_TIMEOUT_MS", "10s", "SQUEEZE_TCP_TIMEOUT_MS='10s' is not a whole number"},
+      {"SQUEEZE_TCP_TIMEOUT_MS", "0", "SQUEEZE_TCP_TIMEOUT_MS='0' is outside [1, 1073741823]"},
+      {"SQUEEZE_TCP_KEEPIDLE_S", "40000", "SQUEEZE_TCP_KEEPIDLE_S='40000' is outside [1, 32767]"},
+      {"SQUEEZE_IB_QPS_PER_CONNECTION", "9", "SQUEEZE_IB_QPS_PER_CONNECTION='9' is outside [1, 8]"},
+      {"SQUEEZE_IB_QPS_PER_CONN", "9", "SQUEEZE_IB_QPS_PER_CONN='9' is outside [1, 8]"},
       {"SQUEEZE_POLICY", "/nonexistent/policy.json", "policy /nonexistent/policy.json: cannot open"},
       {"SQUEEZE_SOCKET_IFNAME", "=bogus0", "no usable network interface matches SQUEEZE_SOCKET_IFNAME='=bogus0'"},
   };

@@ -43,6 +43,8 @@ TEST(TransportOptions, NothingSetGivesTheTransportsDefaults) {
   EXPECT_EQ(got.ib.gdr_flush, want.ib.gdr_flush);
   EXPECT_EQ(got.ib.dmabuf, want.ib.dmabuf);
   EXPECT_EQ(got.ib.mr_cache_entries, want.ib.mr_cache_entries);
+  EXPECT_EQ(got.ib.relaxed_ordering, want.ib.relaxed_ordering);
+  EXPECT_EQ(got.ib.hca_variable, want.ib.hca_variable);
   EXPECT_TRUE(got.ib.oob_interfaces.empty());
 }
 
@@ -55,7 +57,7 @@ TEST(TransportOptions, EveryVariableReachesItsField) {
                                         {"SQUEEZE_UCX_LIBRARY", "/opt/ucx/lib/libucp.so.0"},
                                         {"UCX_TLS", "rc,sm"},
                                         {"SQUEEZE_IB_HCA", "=mlx5_1"},
-                                        {"SQUEEZE_IB_QPS_PER_CONN", "4"},
+                                        {"SQUEEZE_IB_QPS_PER_CONNECTION", "4"},
                                         {"SQUEEZE_IB_GID_INDEX", "3"},
                                         {"SQUEEZE_IB_TIMEOUT", "18"},
                                         {"SQUEEZE_IB_RETRY_CNT", "5"},
@@ -64,7 +66,8 @@ TEST(TransportOptions, EveryVariableReachesItsField) {
                                         {"SQUEEZE_IB_GDR", "0"},
                                         {"SQUEEZE_IB_GDR_FLUSH", "off"},
                                         {"SQUEEZE_IB_DMABUF", "0"},
-                                        {"SQUEEZE_IB_MR_CACHE", "256"}});
+                                        {"SQUEEZE_IB_MR_CACHE", "256"},
+                                        {"SQUEEZE_IB_PCI_RELAXED_ORDERING", "0"}});
   ASSERT_TRUE(st.ok()) << st.errors().front();
   const transport::Options o = transport_options(st);
   EXPECT_EQ(o.name, "ucx");
@@ -85,6 +88,28 @@ TEST(TransportOptions, EveryVariableReachesItsField) {
   EXPECT_FALSE(o.ib.gdr_flush);
   EXPECT_FALSE(o.ib.dmabuf);
   EXPECT_EQ(o.ib.mr_cache_entries, 256u);
+  EXPECT_EQ(o.ib.relaxed_ordering, 0);
+  EXPECT_EQ(o.ib.hca_variable, "SQUEEZE_IB_HCA");
+}
+
+TEST(TransportOptions, NcclIbVariablesStandInForUnsetSqueezeOnes) {
+  const transport::Options o = transport_options(from_map({{"NCCL_IB_HCA", "^mlx5_2"},
+                                                           {"NCCL_IB_QPS_PER_CONNECTION", "2"},
+                                                           {"NCCL_IB_GID_INDEX", "3"},
+                                                           {"NCCL_IB_TIMEOUT", "22"},
+                                                           {"NCCL_IB_RETRY_CNT", "4"},
+                                                           {"NCCL_IB_SL", "1"},
+                                                           {"NCCL_IB_TC", "41"},
+                                                           {"NCCL_IB_PCI_RELAXED_ORDERING", "1"}}));
+  EXPECT_EQ(o.ib.hca, "^mlx5_2");
+  EXPECT_EQ(o.ib.hca_variable, "NCCL_IB_HCA") << "messages name the variable the user set";
+  EXPECT_EQ(o.ib.qps_per_conn, 2);
+  EXPECT_EQ(o.ib.gid_index, 3);
+  EXPECT_EQ(o.ib.timeout, 22);
+  EXPECT_EQ(o.ib.retry_cnt, 4);
+  EXPECT_EQ(o.ib.service_level, 1);
+  EXPECT_EQ(o.ib.traffic_class, 41);
+  EXPECT_EQ(o.ib.relaxed_ordering, 1);
 }
 
 TEST(TransportOptions, NcclSocketVariablesStandInForUnsetSqueezeOnes) {

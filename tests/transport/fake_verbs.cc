@@ -159,6 +159,7 @@ ibv_mr* make_mr(FakeVerbs::World* w, ibv_pd* pd, uintptr_t addr, std::size_t len
   FMr* raw = m.get();
   w->mrs[raw] = std::move(m);
   ++w->stats.reg_mr_calls;
+  if ((access & IBV_ACCESS_RELAXED_ORDERING) != 0) ++w->stats.relaxed_mrs;
   return &raw->mr;
 }
 
@@ -166,6 +167,14 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t len, int access) {
   auto* w = world();
   Lock l(w->mu);
   return make_mr(w, pd, reinterpret_cast<uintptr_t>(addr), len, access);
+}
+
+ibv_mr* reg_mr_iova2(ibv_pd* pd, void* addr, std::size_t len, uint64_t iova, unsigned int access) {
+  auto* w = world();
+  Lock l(w->mu);
+  if (iova != reinterpret_cast<uintptr_t>(addr)) return fail_null<ibv_mr>(EINVAL);  // not modelled
+  ++w->stats.reg_mr_iova2_calls;
+  return make_mr(w, pd, reinterpret_cast<uintptr_t>(addr), len, static_cast<int>(access));
 }
 
 ibv_mr* reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, std::size_t len, uint64_t iova, int fd, int access) {
@@ -233,7 +242,7 @@ FakeVerbs::FakeVerbs(std::vector<FakeDevice> devices) : w_(std::make_unique<Worl
 
 FakeVerbs::~FakeVerbs() { g_world = nullptr; }
 
-VerbsApi FakeVerbs::api(bool with_dmabuf) const {
+VerbsApi FakeVerbs::api(bool with_dmabuf, bool with_iova2) const {
   VerbsApi a;
   a.get_device_list = get_device_list;
   a.free_device_list = free_device_list;
@@ -246,6 +255,7 @@ VerbsApi FakeVerbs::api(bool with_dmabuf) const {
   a.dealloc_pd = dealloc_pd;
   a.reg_mr = reg_mr;
   a.reg_dmabuf_mr = with_dmabuf ? reg_dmabuf_mr : nullptr;
+  a.reg_mr_iova2 = with_iova2 ? reg_mr_iova2 : nullptr;
   a.dereg_mr = dereg_mr;
   a.create_cq = create_cq;
   a.destroy_cq = destroy_cq;
@@ -303,7 +313,18 @@ std::vector<QpInfo> FakeVerbs::qps_on(const std::string& device) const {
   Lock l(w_->mu);
   std::vector<QpInfo> out;
   for (auto& [n, q] : w_->qps)
-    if (q->dev()->cfg.name == device) out.push_back({n, q->dest_qpn, q->qp.state, device});
+    if (q->dev()->cfg.name == device)
+      out.push_back({.qpn = n,
+                     .dest_qpn = q->dest_qpn,
+                     .state = q->qp.state,
+                     .device = device,
+                     .port = q->port,
+                     .sl = q->ah.sl,
+                     .is_global = q->ah.is_global != 0,
+                     .sgid_index = q->ah.grh.sgid_index,
+                     .traffic_class = q->ah.grh.traffic_class,
+                     .timeout = q->timeout,
+                     .retry_cnt = q->retry_cnt});
   return out;
 }
 

@@ -47,11 +47,22 @@ struct QpInfo {
   uint32_t dest_qpn = 0;
   ibv_qp_state state = IBV_QPS_RESET;
   std::string device;
+  // What the modify-QP calls set: the address vector at RTR, the ack timeout and retry
+  // count at RTS.
+  uint8_t port = 0;
+  uint8_t sl = 0;
+  bool is_global = false;
+  uint8_t sgid_index = 0;
+  uint8_t traffic_class = 0;
+  uint8_t timeout = 0;
+  uint8_t retry_cnt = 0;
 };
 
 struct FakeCounters {
   int contexts = 0, pds = 0, mrs = 0, cqs = 0, qps = 0, device_lists = 0;  // live objects
   uint64_t reg_mr_calls = 0;
+  uint64_t reg_mr_iova2_calls = 0;  // of which through ibv_reg_mr_iova2
+  uint64_t relaxed_mrs = 0;         // registrations with IBV_ACCESS_RELAXED_ORDERING
   uint64_t writes = 0, write_imms = 0, reads = 0;  // completed work requests
   uint64_t bytes = 0;                               // moved by them
 };
@@ -63,8 +74,9 @@ class FakeVerbs {
   FakeVerbs(const FakeVerbs&) = delete;
   FakeVerbs& operator=(const FakeVerbs&) = delete;
 
-  // The table; reg_dmabuf_mr is null when `with_dmabuf` is false (an old rdma-core).
-  VerbsApi api(bool with_dmabuf = true) const;
+  // The table; reg_dmabuf_mr is null when `with_dmabuf` is false (an old rdma-core), and
+  // reg_mr_iova2 when `with_iova2` is false (a library older than IBVERBS_1.8).
+  VerbsApi api(bool with_dmabuf = true, bool with_iova2 = true) const;
 
   // Faults.
   void fail_device_list(int err);               // get_device_list returns null with errno = err

@@ -81,6 +81,8 @@ int fake_modify_qp(ibv_qp* qp, ibv_qp_attr* a, int mask) {
       return fail(EINVAL);
     q.sq_psn = a->sq_psn & 0xffffff;
     q.max_rd_atomic = a->max_rd_atomic;
+    q.timeout = a->timeout;
+    q.retry_cnt = a->retry_cnt;
   } else {
     return fail(EINVAL);
   }

@@ -76,6 +76,7 @@ struct FQp {
   uint32_t dest_qpn = 0, rq_psn = 0, sq_psn = 0;
   ibv_ah_attr ah{};
   int max_rd_atomic = 0, max_dest_rd_atomic = 0;
+  uint8_t timeout = 0, retry_cnt = 0;
   std::deque<SendWr> sq;
   std::deque<RecvWr> rq;
   uint64_t posted = 0, retired = 0;

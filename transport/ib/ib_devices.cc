@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "transport/ib/hca_filter.h"
 #include "transport/socket/interfaces.h"
 #include "transport/socket/socket.h"
 
@@ -126,16 +127,18 @@ std::vector<std::shared_ptr<IbDevice>> discover_devices(const std::shared_ptr<co
     *why = std::string("ibv_get_device_list: ") + std::strerror(errno != 0 ? errno : ENODEV);
     return out;
   }
-  const sock::IfFilter filter = sock::IfFilter::parse(opts.hca);
+  HcaFilter filter;
+  if (std::string bad = HcaFilter::parse(opts.hca, &filter); !bad.empty()) {
+    api->free_device_list(list);
+    *why = opts.hca_variable + "='" + opts.hca + "': " + bad;
+    return out;
+  }
+  const bool relaxed = opts.relaxed_ordering != 0 && api->reg_mr_iova2 != nullptr;
   const bool gdr = opts.gdr == 1 || (opts.gdr < 0 && gpudirect_rdma_loaded());
   std::string notes;
   auto note = [&](const std::string& s) { notes += (notes.empty() ? "" : "; ") + s; };
   for (int i = 0; i < n; ++i) {
     ibv_device* dev = list[i];
-    if (!filter.empty() && !filter.matches(dev->name)) {
-      note(std::string(dev->name) + " excluded by SQUEEZE_IB_HCA");
-      continue;
-    }
     Owned<ibv_context> probe(api.get(), api->open_device(dev));
     if (!probe) {
       note(std::string(dev->name) + ": ibv_open_device: " + verbs_error(-1));
@@ -152,6 +155,10 @@ std::vector<std::shared_ptr<IbDevice>> discover_devices(const std::shared_ptr<co
       d->port = static_cast<uint8_t>(p);
       d->dev_attr = dattr;
       d->name = std::string(dev->name) + ":" + std::to_string(p);
+      if (!filter.selects(dev->name, p)) {
+        note(d->name + " excluded by " + opts.hca_variable + "='" + opts.hca + "'");
+        continue;
+      }
       if (int rc = api->query_port(probe.get(), d->port, &d->port_attr); rc != 0) {
         note(d->name + ": ibv_query_port: " + verbs_error(rc));
         continue;
@@ -188,7 +195,8 @@ std::vector<std::shared_ptr<IbDevice>> discover_devices(const std::shared_ptr<co
       pr.address = d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET
                        ? "gid " + gid_str(d->gid) + " (index " + std::to_string(d->gid_index) + ")"
                        : "lid " + std::to_string(d->port_attr.lid);
-      d->cache = std::make_shared<MrCache>(api.get(), d->pd.get(), opts.mr_cache_entries, d->name);
+      d->cache = std::make_shared<MrCache>(api.get(), d->pd.get(), opts.mr_cache_entries, d->name,
+                                           relaxed);
       out.push_back(std::move(d));
     }
   }

@@ -15,8 +15,13 @@ std::string range_str(uintptr_t start, uintptr_t end) {
 }
 }  // namespace
 
-MrCache::MrCache(const VerbsApi* api, ibv_pd* pd, std::size_t max_implicit, std::string where)
-    : api_(api), pd_(pd), max_implicit_(std::max<std::size_t>(1, max_implicit)), where_(std::move(where)) {
+MrCache::MrCache(const VerbsApi* api, ibv_pd* pd, std::size_t max_implicit, std::string where,
+                 bool relaxed_ordering)
+    : api_(api),
+      pd_(pd),
+      max_implicit_(std::max<std::size_t>(1, max_implicit)),
+      where_(std::move(where)),
+      relaxed_ordering_(relaxed_ordering && api->reg_mr_iova2 != nullptr) {
   long ps = sysconf(_SC_PAGESIZE);
   page_ = ps > 0 ? static_cast<uintptr_t>(ps) : 4096;
 }
@@ -25,15 +30,20 @@ Status MrCache::reg(uintptr_t start, uintptr_t end, int ptr_type, const MemoryDe
                     std::shared_ptr<MrEntry>* out) {
   ibv_mr* mr = nullptr;
   std::size_t len = end - start;
+  const int access = kMrAccess | (relaxed_ordering_ ? IBV_ACCESS_RELAXED_ORDERING : 0);
   if (dmabuf != nullptr) {
     if (api_->reg_dmabuf_mr == nullptr)
       return Status::Usage("dma-buf registration on " + where_ + " needs ibv_reg_dmabuf_mr (rdma-core 34 or newer)");
-    mr = api_->reg_dmabuf_mr(pd_, dmabuf->dmabuf_offset, len, static_cast<uint64_t>(start), dmabuf->dmabuf_fd, kMrAccess);
+    mr = api_->reg_dmabuf_mr(pd_, dmabuf->dmabuf_offset, len, static_cast<uint64_t>(start), dmabuf->dmabuf_fd,
+                             access);
+  } else if (relaxed_ordering_) {
+    // Relaxed ordering is an optional access flag only ibv_reg_mr_iova2 (IBVERBS_1.8) takes.
+    mr = api_->reg_mr_iova2(pd_, reinterpret_cast<void*>(start), len, static_cast<uint64_t>(start), access);
   } else {
-    mr = api_->reg_mr(pd_, reinterpret_cast<void*>(start), len, kMrAccess);
+    mr = api_->reg_mr(pd_, reinterpret_cast<void*>(start), len, access);
   }
   if (mr == nullptr)
-    return Status::System(std::string(dmabuf ? "ibv_reg_dmabuf_mr" : "ibv_reg_mr") + " of " + range_str(start, end) +
+    return Status::System(std::string(dmabuf ? "ibv_reg_dmabuf_mr" : relaxed_ordering_ ? "ibv_reg_mr_iova2" : "ibv_reg_mr") + " of " + range_str(start, end) +
                           (ptr_type == kPtrCuda ? " (GPU memory)" : "") + " on " + where_ + ": " + verbs_error(-1));
   auto e = std::make_shared<MrEntry>();
   e->mr = Owned<ibv_mr>(api_, mr);

@@ -47,7 +47,9 @@ struct MrEntry {
 
 class MrCache {
  public:
-  MrCache(const VerbsApi* api, ibv_pd* pd, std::size_t max_implicit, std::string where);
+  // relaxed_ordering: register with IBV_ACCESS_RELAXED_ORDERING (needs api->reg_mr_iova2).
+  MrCache(const VerbsApi* api, ibv_pd* pd, std::size_t max_implicit, std::string where,
+          bool relaxed_ordering = false);
   MrCache(const MrCache&) = delete;
   MrCache& operator=(const MrCache&) = delete;
 
@@ -65,6 +67,8 @@ class MrCache {
     std::size_t entries = 0;
   };
   Stats stats() const;
+  // Whether registrations carry IBV_ACCESS_RELAXED_ORDERING.
+  bool relaxed_ordering() const { return relaxed_ordering_; }
 
  private:
   Status reg(uintptr_t start, uintptr_t end, int ptr_type, const MemoryDesc* dmabuf, std::shared_ptr<MrEntry>* out);
@@ -73,6 +77,7 @@ class MrCache {
   ibv_pd* pd_;
   std::size_t max_implicit_;
   std::string where_;
+  bool relaxed_ordering_;
   uintptr_t page_;
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<MrEntry>> entries_;  // least recently used first

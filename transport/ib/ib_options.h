@@ -14,20 +14,31 @@ namespace squeeze::transport::ib {
 constexpr int kMaxQpsPerConn = 8;
 
 struct IbOptions {
-  // SQUEEZE_IB_QPS_PER_CONN, 1..8: RC queue pairs per connection; large messages are split
-  // across them.
+  // Each field names the variables the plugin fills it from: Squeeze's own, then NCCL's
+  // (plugin/params/param_table.h).
+  // SQUEEZE_IB_QPS_PER_CONNECTION / NCCL_IB_QPS_PER_CONNECTION, 1..8: RC queue pairs per
+  // connection; large messages are split across them.
   int qps_per_conn = 1;
-  // SQUEEZE_IB_HCA: which RDMA devices to use, in NCCL_SOCKET_IFNAME syntax on the device
-  // name ("mlx5_0,mlx5_1", "^mlx5_2", "=mlx5_0"); empty = all.
+  // SQUEEZE_IB_HCA / NCCL_IB_HCA: which RDMA ports to use, in NCCL's syntax (see
+  // hca_filter.h): "mlx5_0,mlx5_1:2" prefixes with optional ports, "^mlx5_2" excludes,
+  // "=mlx5_0" exact names; empty = all.
   std::string hca;
-  // SQUEEZE_IB_GID_INDEX: GID table index for RoCE ports; -1 picks a RoCE v2 IPv4 GID.
+  // The variable `hca` came from, for the messages that name it.
+  std::string hca_variable = "SQUEEZE_IB_HCA";
+  // SQUEEZE_IB_GID_INDEX / NCCL_IB_GID_INDEX: GID table index for RoCE ports; -1 picks a RoCE
+  // v2 IPv4 GID.
   int gid_index = -1;
-  // SQUEEZE_IB_TIMEOUT (4.096 us * 2^timeout ack timeout) and SQUEEZE_IB_RETRY_CNT.
+  // SQUEEZE_IB_TIMEOUT / NCCL_IB_TIMEOUT (4.096 us * 2^timeout ack timeout) and
+  // SQUEEZE_IB_RETRY_CNT / NCCL_IB_RETRY_CNT.
   int timeout = 20;
   int retry_cnt = 7;
-  // SQUEEZE_IB_SL, SQUEEZE_IB_TC: service level and traffic class.
+  // SQUEEZE_IB_SL / NCCL_IB_SL, SQUEEZE_IB_TC / NCCL_IB_TC: service level and traffic class.
   int service_level = 0;
   int traffic_class = 0;
+  // SQUEEZE_IB_PCI_RELAXED_ORDERING / NCCL_IB_PCI_RELAXED_ORDERING: 0 never; 1 or 2 register
+  // buffers with IBV_ACCESS_RELAXED_ORDERING where the library has ibv_reg_mr_iova2
+  // (IBVERBS_1.8), as NCCL does.
+  int relaxed_ordering = 2;
   // SQUEEZE_IB_GDR: -1 detect (nvidia-peermem loaded), 0 off, 1 on.
   int gdr = -1;
   // SQUEEZE_IB_GDR_FLUSH=0 disables the iflush of GPU receives.

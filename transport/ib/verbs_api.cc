@@ -65,6 +65,7 @@ Loaded load() {
   resolve(lib, "ibv_dealloc_pd", &a.dealloc_pd, &miss);
   resolve(lib, "ibv_reg_mr", &a.reg_mr, &miss);
   resolve(lib, "ibv_reg_dmabuf_mr", &a.reg_dmabuf_mr, nullptr);  // optional
+  resolve(lib, "ibv_reg_mr_iova2", &a.reg_mr_iova2, nullptr);    // optional
   resolve(lib, "ibv_dereg_mr", &a.dereg_mr, &miss);
   resolve(lib, "ibv_create_cq", &a.create_cq, &miss);
   resolve(lib, "ibv_destroy_cq", &a.destroy_cq, &miss);

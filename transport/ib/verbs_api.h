@@ -26,6 +26,10 @@ struct VerbsApi {
   // Optional (rdma-core >= 34): null when the library lacks it.
   ibv_mr* (*reg_dmabuf_mr)(ibv_pd* pd, uint64_t offset, std::size_t length, uint64_t iova, int fd,
                            int access) = nullptr;
+  // Optional (IBVERBS_1.8, rdma-core >= 29): the registration that takes optional access
+  // flags such as IBV_ACCESS_RELAXED_ORDERING; null when the library lacks it.
+  ibv_mr* (*reg_mr_iova2)(ibv_pd* pd, void* addr, std::size_t length, uint64_t iova,
+                          unsigned int access) = nullptr;
   int (*dereg_mr)(ibv_mr* mr) = nullptr;
   ibv_cq* (*create_cq)(ibv_context* ctx, int cqe, void* cq_context, ibv_comp_channel* channel,
                        int comp_vector) = nullptr;
