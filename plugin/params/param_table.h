@@ -193,9 +193,10 @@ inline constexpr Spec kSpecs[] = {
      .lo = 1,
      .hi = 64,
      .shown = "auto",
-     .meaning = "TCP: data sockets per helper thread of each connection. Messages of 256 KiB "
-                "and more travel in parts of at least 64 KiB across the data sockets; smaller "
-                "ones stay on the connection's control socket. Fewer than 2 data sockets in all "
+     .meaning = "TCP: data sockets per helper thread of each connection. Messages of 64 KiB "
+                "and more travel on the data sockets, in parts of at least 64 KiB, each message "
+                "starting on the socket after the last one's; smaller ones stay on the "
+                "connection's control socket. Fewer than 2 data sockets in all "
                 "(threads x sockets): one socket, no helper threads. At most 64 in all. Auto: "
                 "one data socket per 12.5 Gbit/s of link speed, from 25 Gbit/s and 4 cores up; "
                 "else one socket."},

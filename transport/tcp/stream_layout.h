@@ -12,9 +12,14 @@ namespace squeeze::transport::tcp {
 // NCCL's Socket transport caps a connection at 64 sockets and 16 helper threads.
 constexpr int kMaxDataStreams = 64;
 constexpr int kMaxStreamThreads = 16;
-// A payload of at least this many bytes is cut across the data sockets; a smaller one goes on
-// the control socket right behind its header, as on a single-socket connection.
-constexpr uint64_t kStripeMinBytes = 256 * 1024;
+// A payload of at least this many bytes goes on the data sockets; a smaller one goes on the
+// control socket right behind its header, as on a single-socket connection. NCCL's proxy posts
+// its data in chunks of 128 KiB (all-to-all, NCCL_P2P_NET_CHUNKSIZE) to 512 KiB (ring slices),
+// so anything higher would leave NCCL's traffic on one socket: measured on an H100 under NCCL
+// 2.28.9, a 256 KiB threshold left all-to-all at one socket's busbw while NCCL's Socket
+// transport with the same 4x2 sockets doubled it. Payloads of one part still spread: each goes
+// on the socket after the last payload's.
+constexpr uint64_t kStripeMinBytes = 64 * 1024;
 // No part is smaller than this (NCCL_SOCKET_MIN_TASKSIZE's default in NCCL's Socket transport).
 constexpr uint64_t kMinPartBytes = 64 * 1024;
 
