@@ -4,10 +4,16 @@
 //
 //   squeeze-transport-bench [-b BYTES] [-e BYTES] [--reps N] [--ifname lo] [--json]
 //                           [--plugin PATH] [--policy FILE]    (--help lists them)
+//                           [--peer-netns NS --peer-ifname IF --socket-addr ADDR]
 // The policy defaults to config/off.json: this measures the transport and the per-message
-// metadata path (describe + decide), with every message raw.
+// metadata path (describe + decide), with every message raw. With --peer-netns the second
+// process moves into network namespace NS before it loads the plugin, so the two talk over a
+// real link (perf/link_emu.sh's veth pair, for one) instead of loopback.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,7 +50,23 @@ struct Options {
   bool json = false;
   std::string plugin = SQUEEZE_PLUGIN_PATH;
   std::string policy = SQUEEZE_CONFIG_DIR "/off.json";
+  std::string peer_netns;          // the second process's network namespace ("": this one)
+  std::string peer_ifname;         // its plugin device ("": --ifname)
+  std::string socket_addr = "127.0.0.1";  // the first process's address for the plain socket
 };
+
+void write_all(int fd, const void* p, std::size_t n) {
+  if (::write(fd, p, n) != static_cast<ssize_t>(n)) throw std::runtime_error("handle exchange write failed");
+}
+void read_all(int fd, void* p, std::size_t n) {
+  auto* b = static_cast<uint8_t*>(p);
+  while (n > 0) {
+    ssize_t r = ::read(fd, b, n);
+    if (r <= 0) throw std::runtime_error("handle exchange read failed");
+    b += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
 
 // Plain blocking socket helpers for the reference path.
 void send_all(int fd, const uint8_t* p, std::size_t n) {
@@ -151,22 +173,16 @@ double best(int reps, F&& f) {  // smallest cost over reps, after one warm-up ru
 }
 
 int run(const Options& o) {
-  setenv("SQUEEZE_SOCKET_IFNAME", o.ifname.c_str(), 0);
   setenv("SQUEEZE_POLICY", o.policy.c_str(), 1);
-  PluginNet net(o.plugin.c_str());
-  int dev = net.device(o.ifname);
-  alignas(8) unsigned char hfwd[128] = {}, hrev[128] = {};
-  void *lfwd = nullptr, *lrev = nullptr;
-  PluginNet::check(net->listen(net.ctx(), dev, hfwd, &lfwd), "listen");
-  PluginNet::check(net->listen(net.ctx(), dev, hrev, &lrev), "listen");
-  int ls = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (inet_pton(AF_INET, o.socket_addr.c_str(), &a.sin_addr) != 1)
+    throw std::runtime_error("--socket-addr " + o.socket_addr + " is not an IPv4 address");
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
   socklen_t alen = sizeof(a);
   if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(ls, 4) != 0 ||
       getsockname(ls, reinterpret_cast<sockaddr*>(&a), &alen) != 0)
-    throw std::runtime_error("reference socket setup failed");
+    throw std::runtime_error("reference socket setup failed on " + o.socket_addr);
 
   std::vector<std::size_t> sizes;
   for (std::size_t s = o.min; s <= o.max; s *= 8) sizes.push_back(s);
@@ -175,27 +191,54 @@ int run(const Options& o) {
     sizes.push_back(1u << 20);
   std::sort(sizes.begin(), sizes.end());
 
+  // Each process loads the plugin after the fork, in its own namespace, and the two trade
+  // their listen handles over a socket pair.
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) throw std::runtime_error("socketpair failed");
   std::fflush(nullptr);
   pid_t pid = fork();
   bool parent = pid != 0;
   squeeze::perf::set_log_tag(parent ? "rank 0" : "rank 1");
+  const int chan = pair[parent ? 0 : 1];
+  close(pair[parent ? 1 : 0]);
+  std::string ifname = o.ifname;
+  if (!parent && !o.peer_netns.empty()) {
+    const std::string path = "/var/run/netns/" + o.peer_netns;
+    int nsfd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) {
+      fprintf(stderr, "squeeze-transport-bench: cannot enter %s (needs root)\n", path.c_str());
+      _exit(1);
+    }
+    close(nsfd);
+  }
+  if (!parent && !o.peer_ifname.empty()) ifname = o.peer_ifname;
+  setenv("SQUEEZE_SOCKET_IFNAME", ifname.c_str(), 0);
+  PluginNet net(o.plugin.c_str());
+  int dev = net.device(ifname);
+  alignas(8) unsigned char mine[128] = {}, theirs[128] = {};
+  void* lcomm = nullptr;
+  PluginNet::check(net->listen(net.ctx(), dev, mine, &lcomm), "listen");
+  write_all(chan, mine, sizeof mine);
+  read_all(chan, theirs, sizeof theirs);
   Link l{&net, nullptr, nullptr, -1, std::vector<uint8_t>(o.max, 0x5a)};
   int one = 1;
   if (parent) {
-    l.send = net.connect(dev, hfwd);
-    l.recv = net.accept(lrev);
+    l.send = net.connect(dev, theirs);
+    l.recv = net.accept(lcomm);
+    l.fd = accept(ls, nullptr, nullptr);
+  } else {
+    l.recv = net.accept(lcomm);
+    l.send = net.connect(dev, theirs);
     l.fd = socket(AF_INET, SOCK_STREAM, 0);
     if (::connect(l.fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) throw std::runtime_error("socket connect");
-  } else {
-    l.recv = net.accept(lfwd);
-    l.send = net.connect(dev, hrev);
-    l.fd = accept(ls, nullptr, nullptr);
   }
+  close(ls);
   setsockopt(l.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
   if (parent && !o.json) {
-    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight, SQUEEZE_TRANSPORT=%s) vs plain blocking TCP socket, %s, policy %s\n",
-           transport_choice(), o.ifname.c_str(), o.policy.c_str());
+    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight, SQUEEZE_TRANSPORT=%s) vs plain blocking TCP socket, %s%s%s, policy %s\n",
+           transport_choice(), o.ifname.c_str(), o.peer_netns.empty() ? "" : " to netns ", o.peer_netns.c_str(),
+           o.policy.c_str());
     printf("%12s %12s %12s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s", "ratio", "squeeze us",
            "socket us", "lat x");
   }
@@ -244,6 +287,11 @@ int main(int argc, char** argv) {
       .text("--plugin", &o.plugin, "PATH", "the plugin library")
       .text("--policy", &o.policy, "FILE",
             "SQUEEZE_POLICY for the plugin (off.json: raw plus the metadata path)")
+      .section("Across a link")
+      .text("--peer-netns", &o.peer_netns, "NS", "run the second process in network namespace NS (root)")
+      .text("--peer-ifname", &o.peer_ifname, "IF", "the second process's plugin device (default --ifname)")
+      .text("--socket-addr", &o.socket_addr, "ADDR",
+            "the first process's IPv4 address, where the plain socket connects (127.0.0.1)")
       .section("Output")
       .flag("--json", &o.json, "JSON lines instead of the table");
   cli.parse_or_exit(argc, argv);

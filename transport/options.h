@@ -7,6 +7,7 @@
 
 #include "transport/ib/ib_options.h"
 #include "transport/socket/socket_options.h"
+#include "transport/tcp/tcp_options.h"
 #include "transport/ucx/ucx_options.h"
 
 namespace squeeze::transport {
@@ -17,6 +18,8 @@ struct Options {
   // The TCP sockets of every transport: TCP's data sockets, the set-up and liveness sockets
   // of UCX and verbs, and the interfaces they use.
   sock::SocketOptions socket;
+  // How many sockets and threads carry a TCP connection, and its pacing cap.
+  tcp::TcpOptions tcp;
   ib::IbOptions ib;
   ucx::UcxOptions ucx;
 };

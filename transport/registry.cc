@@ -25,7 +25,7 @@ std::unique_ptr<Transport> open_transport(const Options& o, std::string* why) {
   const std::string choice = o.name.empty() ? "auto" : o.name;
   if (choice == "tcp") {
     *why = "SQUEEZE_TRANSPORT=tcp";
-    return std::make_unique<tcp::TcpTransport>(o.socket);
+    return std::make_unique<tcp::TcpTransport>(o.socket, o.tcp);
   }
   if (choice == "ib" || choice == "ucx") {
     std::string reason;
@@ -50,14 +50,14 @@ std::unique_ptr<Transport> open_transport(const Options& o, std::string* why) {
     *why = "auto: verbs not available (" + no_ib +
            "); no RDMA device, so UCX would only run over TCP, where this TCP transport is faster "
            "(SQUEEZE_TRANSPORT=ucx uses UCX anyway)";
-    return std::make_unique<tcp::TcpTransport>(o.socket);
+    return std::make_unique<tcp::TcpTransport>(o.socket, o.tcp);
   }
   if (std::unique_ptr<Transport> t = ucx::open_transport(o.ucx, o.socket, &no_ucx)) {
     *why = "auto: verbs not available (" + no_ib + "); RDMA device present and UCX loaded";
     return t;
   }
   *why = "auto: verbs not available (" + no_ib + "); UCX not available (" + no_ucx + ")";
-  return std::make_unique<tcp::TcpTransport>(o.socket);
+  return std::make_unique<tcp::TcpTransport>(o.socket, o.tcp);
 }
 
 }  // namespace squeeze::transport

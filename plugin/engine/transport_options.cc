@@ -19,6 +19,10 @@ transport::Options transport_options(const params::Settings& st) {
   o.socket.user_timeout_ms = integer(Id::kTcpTimeoutMs);
   o.socket.keepidle_s = integer(Id::kTcpKeepIdleS);
 
+  o.tcp.nsocks_per_thread = st.integer_or(Id::kNsocksPerThread, transport::tcp::TcpOptions::kAuto);
+  o.tcp.nthreads = st.integer_or(Id::kSocketNthreads, transport::tcp::TcpOptions::kAuto);
+  o.tcp.max_rate_bps = st.number(Id::kMaxRate) * 1e9;
+
   o.ucx.library = st.text(Id::kUcxLibrary);
   o.ucx.tls = st.text(Id::kUcxTls);
 

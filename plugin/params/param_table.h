@@ -47,6 +47,9 @@ enum class Id : int {
   kSocketFamily,
   kTcpTimeoutMs,
   kTcpKeepIdleS,
+  kNsocksPerThread,
+  kSocketNthreads,
+  kMaxRate,
   kUcxLibrary,
   kUcxTls,
   kIbHca,
@@ -190,6 +193,40 @@ inline constexpr Spec kSpecs[] = {
      .value = "5",
      .shown = "5",
      .meaning = "Idle seconds before keepalive probes (1 s apart, 5 of them)."},
+    {.id = Id::kNsocksPerThread,
+     .name = "SQUEEZE_NSOCKS_PERTHREAD",
+     .fallbacks = {"NCCL_NSOCKS_PERTHREAD"},
+     .type = Type::kInt,
+     .lo = 1,
+     .hi = 64,
+     .shown = "auto",
+     .meaning = "TCP: data sockets per helper thread of each connection. Messages of 64 KiB "
+                "and more travel on the data sockets, in parts of at least 64 KiB, each message "
+                "starting on the socket after the last one's; smaller ones stay on the "
+                "connection's control socket. Fewer than 2 data sockets in all "
+                "(threads x sockets): one socket, no helper threads. At most 64 in all. Auto: "
+                "one data socket per 12.5 Gbit/s of link speed, from 25 Gbit/s and 4 cores up; "
+                "else one socket."},
+    {.id = Id::kSocketNthreads,
+     .name = "SQUEEZE_SOCKET_NTHREADS",
+     .fallbacks = {"NCCL_SOCKET_NTHREADS"},
+     .type = Type::kInt,
+     .lo = 0,
+     .hi = 16,
+     .shown = "auto",
+     .meaning = "TCP: helper threads per connection that drive its data sockets. Auto: one per "
+                "two cores, at most one per data socket."},
+    {.id = Id::kMaxRate,
+     .name = "SQUEEZE_MAX_RATE",
+     .type = Type::kNumber,
+     .lo = 0,
+     .hi = 100000,
+     .value = "0",
+     .shown = "0 (off)",
+     .meaning = "TCP: pacing cap of each connection in Gbit/s, by the kernel's own TCP pacing "
+                "(`SO_MAX_PACING_RATE`, no qdisc needed): the control socket may use all of it, "
+                "each data socket its share. Shares a link politely, or emulates a slower one on "
+                "one machine. 0: no cap."},
     {.id = Id::kUcxLibrary,
      .name = "SQUEEZE_UCX_LIBRARY",
      .value = "libucp.so.0",

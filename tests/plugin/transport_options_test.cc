@@ -46,6 +46,9 @@ TEST(TransportOptions, NothingSetGivesTheTransportsDefaults) {
   EXPECT_EQ(got.ib.relaxed_ordering, want.ib.relaxed_ordering);
   EXPECT_EQ(got.ib.hca_variable, want.ib.hca_variable);
   EXPECT_TRUE(got.ib.oob_interfaces.empty());
+  EXPECT_EQ(got.tcp.nsocks_per_thread, transport::tcp::TcpOptions::kAuto);
+  EXPECT_EQ(got.tcp.nthreads, transport::tcp::TcpOptions::kAuto);
+  EXPECT_EQ(got.tcp.max_rate_bps, 0.0) << "no pacing unless asked";
 }
 
 TEST(TransportOptions, EveryVariableReachesItsField) {
@@ -67,7 +70,10 @@ TEST(TransportOptions, EveryVariableReachesItsField) {
                                         {"SQUEEZE_IB_GDR_FLUSH", "off"},
                                         {"SQUEEZE_IB_DMABUF", "0"},
                                         {"SQUEEZE_IB_MR_CACHE", "256"},
-                                        {"SQUEEZE_IB_PCI_RELAXED_ORDERING", "0"}});
+                                        {"SQUEEZE_IB_PCI_RELAXED_ORDERING", "0"},
+                                        {"SQUEEZE_NSOCKS_PERTHREAD", "4"},
+                                        {"SQUEEZE_SOCKET_NTHREADS", "2"},
+                                        {"SQUEEZE_MAX_RATE", "2.5"}});
   ASSERT_TRUE(st.ok()) << st.errors().front();
   const transport::Options o = transport_options(st);
   EXPECT_EQ(o.name, "ucx");
@@ -90,6 +96,9 @@ TEST(TransportOptions, EveryVariableReachesItsField) {
   EXPECT_EQ(o.ib.mr_cache_entries, 256u);
   EXPECT_EQ(o.ib.relaxed_ordering, 0);
   EXPECT_EQ(o.ib.hca_variable, "SQUEEZE_IB_HCA");
+  EXPECT_EQ(o.tcp.nsocks_per_thread, 4);
+  EXPECT_EQ(o.tcp.nthreads, 2);
+  EXPECT_DOUBLE_EQ(o.tcp.max_rate_bps, 2.5e9) << "Gbit/s to bit/s";
 }
 
 TEST(TransportOptions, NcclIbVariablesStandInForUnsetSqueezeOnes) {
@@ -122,6 +131,40 @@ TEST(TransportOptions, NcclSocketVariablesStandInForUnsetSqueezeOnes) {
   EXPECT_EQ(o.socket.ifname, "=lo") << "Squeeze's own variable wins";
   o = transport_options(from_map({{"NCCL_SOCKET_FAMILY", "AF_UNIX"}}));
   EXPECT_EQ(o.socket.family, 0) << "a value NCCL would not take is skipped: any family";
+}
+
+// NCCL's own stream variables apply where Squeeze's are unset; Squeeze's win; a value NCCL
+// itself would refuse is skipped (auto), while a bad SQUEEZE_ value stops the plugin.
+TEST(TransportOptions, NcclStreamVariablesStandInForUnsetSqueezeOnes) {
+  transport::Options o =
+      transport_options(from_map({{"NCCL_NSOCKS_PERTHREAD", "8"}, {"NCCL_SOCKET_NTHREADS", "2"}}));
+  EXPECT_EQ(o.tcp.nsocks_per_thread, 8);
+  EXPECT_EQ(o.tcp.nthreads, 2);
+  o = transport_options(from_map({{"NCCL_NSOCKS_PERTHREAD", "8"}, {"SQUEEZE_NSOCKS_PERTHREAD", "2"}}));
+  EXPECT_EQ(o.tcp.nsocks_per_thread, 2) << "Squeeze's own variable wins";
+  const params::Settings st = from_map({{"NCCL_SOCKET_NTHREADS", "99"}, {"NCCL_NSOCKS_PERTHREAD", "-2"}});
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(st.warnings().size(), 2u);
+  o = transport_options(st);
+  EXPECT_EQ(o.tcp.nthreads, transport::tcp::TcpOptions::kAuto);
+  EXPECT_EQ(o.tcp.nsocks_per_thread, transport::tcp::TcpOptions::kAuto);
+}
+
+TEST(TransportOptions, BadStreamAndRateValuesAreErrorsThatNameThem) {
+  const std::map<std::string, std::string> bad[] = {
+      {{"SQUEEZE_NSOCKS_PERTHREAD", "0"}},  {{"SQUEEZE_NSOCKS_PERTHREAD", "65"}},
+      {{"SQUEEZE_NSOCKS_PERTHREAD", "4x"}}, {{"SQUEEZE_SOCKET_NTHREADS", "17"}},
+      {{"SQUEEZE_SOCKET_NTHREADS", "-1"}},  {{"SQUEEZE_MAX_RATE", "-1"}},
+      {{"SQUEEZE_MAX_RATE", "fast"}},       {{"SQUEEZE_MAX_RATE", "nan"}},
+      {{"SQUEEZE_MAX_RATE", "1e9"}},
+  };
+  for (const auto& env : bad) {
+    const params::Settings st = from_map(env);
+    ASSERT_FALSE(st.ok()) << env.begin()->first << "=" << env.begin()->second << " was accepted";
+    EXPECT_NE(st.errors().front().find(env.begin()->first), std::string::npos) << st.errors().front();
+  }
+  EXPECT_TRUE(from_map({{"SQUEEZE_MAX_RATE", "0"}}).ok()) << "0 turns the cap off";
+  EXPECT_TRUE(from_map({{"SQUEEZE_SOCKET_NTHREADS", "0"}}).ok()) << "0 threads: one socket";
 }
 
 }  // namespace

@@ -39,12 +39,24 @@ TEST(WireBytes, MessageHeader) {
 
 TEST(WireBytes, TcpHello) {
   Bytes got(tcp::kHelloBytes);
-  tcp::encode_hello(0x0102030405060708ull, got.data());
-  const Bytes want = {'S',  'Q',  'Z',  'H',  1,    0,    0,    0,
-                      0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01};
+  tcp::StreamHello s;
+  s.conn_id = 0x2122232425262728ull;
+  s.index = 3;
+  s.count = 5;
+  s.nthreads = 2;
+  tcp::encode_hello(0x0102030405060708ull, s, got.data());
+  const Bytes want = {'S',  'Q',  'Z',  'H',  1,    0,    0,    0,     // magic, version 1
+                      0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // nonce
+                      0x28, 0x27, 0x26, 0x25, 0x24, 0x23, 0x22, 0x21,  // connection id
+                      3,    0,    5,    0,    2,    0,    0,    0};    // index, count, threads
   EXPECT_EQ(got, want);
   EXPECT_TRUE(tcp::hello_is_for(want.data(), 0x0102030405060708ull));
   EXPECT_FALSE(tcp::hello_is_for(want.data(), 0x0102030405060709ull));
+  const tcp::StreamHello back = tcp::decode_stream_hello(want.data());
+  EXPECT_EQ(back.conn_id, s.conn_id);
+  EXPECT_EQ(back.index, 3);
+  EXPECT_EQ(back.count, 5);
+  EXPECT_EQ(back.nthreads, 2);
 }
 
 TEST(WireBytes, UcxHello) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -81,6 +82,33 @@ Status configure_data_socket(int fd, const SocketOptions& options) {
       return Status::System(std::string("setsockopt(") + o.what + ") on fd " + std::to_string(fd) + ": " +
                             errno_str(errno));
   }
+  return Status::Ok();
+}
+
+Status set_max_pacing_rate(int fd, uint64_t bytes_per_s) {
+  if (bytes_per_s == 0) return Status::Ok();
+  const uint64_t rate = bytes_per_s;
+  if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) == 0) return Status::Ok();
+  const int err64 = errno;
+  if (rate <= UINT32_MAX) {  // kernels before the 64-bit option take a 32-bit rate
+    const auto rate32 = static_cast<uint32_t>(rate);
+    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate32, sizeof rate32) == 0) return Status::Ok();
+  }
+  return Status::System("setsockopt(SO_MAX_PACING_RATE, " + std::to_string(rate) + " B/s) on fd " +
+                        std::to_string(fd) + ": " + errno_str(err64));
+}
+
+Status max_pacing_rate(int fd, uint64_t* bytes_per_s) {
+  uint64_t rate = 0;
+  socklen_t len = sizeof rate;
+  if (getsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, &len) != 0)
+    return Status::System("getsockopt(SO_MAX_PACING_RATE) on fd " + std::to_string(fd) + ": " + errno_str(errno));
+  if (len == sizeof(uint32_t)) {
+    uint32_t r32 = 0;
+    std::memcpy(&r32, &rate, sizeof r32);
+    rate = r32 == UINT32_MAX ? ~uint64_t{0} : r32;
+  }
+  *bytes_per_s = rate;
   return Status::Ok();
 }
 

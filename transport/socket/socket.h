@@ -52,6 +52,12 @@ struct SockAddr {
 // a user timeout (from `options`) so that a vanished peer turns into an error within seconds.
 Status configure_data_socket(int fd, const SocketOptions& options);
 Status set_nonblocking(int fd);
+// The kernel's pacing cap for a TCP socket (SO_MAX_PACING_RATE, bytes per second; Linux paces
+// TCP itself since 4.13, no fq qdisc needed). 0 leaves the socket unpaced. Rates above 2^32-1
+// B/s need the 64-bit option of Linux 5.x; an older kernel gets an error that says so.
+Status set_max_pacing_rate(int fd, uint64_t bytes_per_s);
+// What SO_MAX_PACING_RATE holds now (~0 = unpaced).
+Status max_pacing_rate(int fd, uint64_t* bytes_per_s);
 
 // Outcome of one non-blocking transfer attempt.
 enum class Io { kProgress, kWouldBlock, kClosed, kError };

@@ -1,6 +1,7 @@
 #include "transport/tcp/tcp_comm.h"
 
 #include "transport/recv_match.h"
+#include "transport/tcp/stream_layout.h"
 #include "transport/tcp/tcp_info.h"
 
 #include <algorithm>
@@ -24,9 +25,15 @@ Status io_error(sock::Io io, int err, const std::string& peer, const char* what,
 }
 }  // namespace
 
+Status TcpSendComm::failure() const {
+  if (!error_.ok()) return error_;
+  if (streams_ && streams_->failed()) return streams_->error();
+  return Status::Ok();
+}
+
 Status TcpSendComm::post(const SendItem& item, int* slot) {
   *slot = -1;
-  if (!error_.ok()) return error_;
+  if (Status f = failure(); !f.ok()) return f;
   if (item.data == nullptr && item.header.payload_bytes != 0) return Status::Usage("isend: null buffer with non-zero size");
   int s = ring_.acquire();
   if (s < 0) return Status::Ok();  // full: caller retries later
@@ -35,6 +42,10 @@ Status TcpSendComm::post(const SendItem& item, int* slot) {
   encode_header(item.header, op.header);
   op.data = static_cast<const uint8_t*>(item.data);
   op.size = item.header.payload_bytes;
+  if (streams_ && op.size >= kStripeMinBytes) {  // the payload goes in parts on the data sockets
+    streams_->submit(const_cast<uint8_t*>(op.data), op.size, &parts_left_[static_cast<std::size_t>(s)]);
+    op.size = 0;
+  }
   *slot = s;
   // Start writing now: small messages often leave in this very call.
   return progress();
@@ -60,11 +71,11 @@ Status TcpSendComm::progress() {
     int err = 0;
     auto t0 = std::chrono::steady_clock::now();
     if (busy_.look_before_write(t0)) {
-      busy_.poll(t0, tcp_backlog(fd_.get()));
+      busy_.poll(t0, backlog());
       t0 = std::chrono::steady_clock::now();
     }
     sock::Io io = sock::writev_once(fd_.get(), iov, cnt, &n, &err);
-    busy_.wrote(t0, std::chrono::steady_clock::now(), tcp_backlog(fd_.get()));
+      busy_.wrote(t0, std::chrono::steady_clock::now(), backlog());
     if (io == sock::Io::kWouldBlock) return Status::Ok();
     if (io != sock::Io::kProgress) {
       Op& head = ring_.at(order.front());
@@ -92,14 +103,30 @@ Status TcpSendComm::test(int slot, bool* done) {
     if (Status s = progress(); !s.ok()) return s;
   }
   poll_busy();
-  *done = ring_.at(slot).done;
+  const bool parts_done = parts_left_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire) == 0;
+  if (!parts_done) {
+    if (Status f = failure(); !f.ok()) return f;
+  }
+  *done = ring_.at(slot).done && parts_done;
   return Status::Ok();
+}
+
+TcpBacklog TcpSendComm::backlog() const {
+  TcpBacklog b = tcp_backlog(fd_.get());
+  if (!streams_) return b;
+  if (streams_->outstanding() > 0) {  // parts not yet written: busy, no need to ask the sockets
+    b.busy = true;
+    return b;
+  }
+  const TcpBacklog d = streams_->backlog();
+  return TcpBacklog{b.busy || d.busy, b.window_full || d.window_full};
 }
 
 void TcpSendComm::poll_busy() {
   const auto now = std::chrono::steady_clock::now();
-  if (busy_.look_due(now)) busy_.poll(now, tcp_backlog(fd_.get()));
-  if (!busy_.busy() && ring_.order().empty()) busy_.went_idle(now);
+  if (busy_.look_due(now)) busy_.poll(now, backlog());
+  const bool parts_idle = !streams_ || streams_->outstanding() == 0;
+  if (!busy_.busy() && ring_.order().empty() && parts_idle) busy_.went_idle(now);
 }
 
 // One sample per window of at least kLinkWindowUs of busy time (BusyClock: writing, or bytes
@@ -113,6 +140,7 @@ void TcpSendComm::poll_busy() {
 bool TcpSendComm::link_rate(LinkSample* sample) {
   TcpCounters r;
   if (!tcp_counters(fd_.get(), &r)) return false;
+  if (streams_) r.bytes_acked += streams_->bytes_acked();
   sample->fresh = false;
   poll_busy();
   const double busy = busy_.busy_us() - busy_at_last_.busy_us();
@@ -140,6 +168,7 @@ bool TcpSendComm::link_rate(LinkSample* sample) {
 Status TcpRecvComm::post(std::span<const RecvItem> items, int* slot) {
   *slot = -1;
   if (!error_.ok()) return error_;
+  if (streams_ && streams_->failed()) return streams_->error();
   if (items.empty() || items.size() > kMaxRecvs)
     return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " + std::to_string(kMaxRecvs) + "]");
   int s = ring_.acquire();
@@ -171,6 +200,12 @@ Status TcpRecvComm::on_header() {
       return Status::Remote("frame from " + peer_ + " of " + std::to_string(h.payload_bytes) +
                             " bytes is larger than any frame for a " + std::to_string(it.capacity) + "-byte receive");
     dst_ = op.staging[idx].prepare(static_cast<std::size_t>(h.payload_bytes));
+  }
+  if (streams_ && h.payload_bytes >= kStripeMinBytes) {  // its parts come on the data sockets
+    streams_->submit(dst_, h.payload_bytes, &parts_left_[static_cast<std::size_t>(cur_slot_)]);
+    remaining_ = payload_total_ = 0;
+    in_payload_ = true;  // with nothing left on the control socket: progress() completes it
+    return Status::Ok();
   }
   remaining_ = h.payload_bytes;
   payload_total_ = h.payload_bytes;
@@ -262,6 +297,10 @@ Status TcpRecvComm::test(int slot, bool* done, std::span<Received> out) {
     if (Status s = progress(); !s.ok()) return s;
   }
   if (op.filled < op.n) return Status::Ok();
+  if (parts_left_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire) != 0) {
+    if (streams_->failed()) return streams_->error();
+    return Status::Ok();
+  }
   for (int i = 0; i < op.n && i < static_cast<int>(out.size()); ++i) {
     out[i].header = op.headers[i];
     out[i].staged = op.staging[i].frame();

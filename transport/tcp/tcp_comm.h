@@ -1,19 +1,25 @@
-// The TCP send and receive comms: one non-blocking socket each, progressed from test().
+// The TCP send and receive comms: one non-blocking control socket each, progressed from
+// test(), and optionally a StreamSet of data sockets driven by helper threads (stream_set.h).
 // Up to kSendSlots messages queue on a send comm and are written back to back (several per
 // writev), so small messages pipeline; a receive comm reads each header, matches its tag
-// against the oldest posted receive, and lands the payload in place (raw) or in staging.
+// against the oldest posted receive, and lands the payload in place (raw) or in staging. With
+// a StreamSet, a payload of kStripeMinBytes or more travels in parts on the data sockets
+// instead of behind its header; a request is done once its parts are too.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "transport/frame_staging.h"
 #include "transport/socket/socket.h"
 #include "transport/tcp/busy_clock.h"
+#include "transport/tcp/stream_set.h"
 #include "transport/tcp/tcp_info.h"
 #include "transport/tcp/wire.h"
 #include "transport/transport.h"
@@ -54,12 +60,14 @@ class SlotRing {
 class TcpSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;
-  TcpSendComm(sock::Fd fd, std::string peer)
+  // `streams`: the connection's data sockets, or null for a single-socket connection.
+  TcpSendComm(sock::Fd fd, std::string peer, std::unique_ptr<StreamSet> streams = nullptr)
       : fd_(std::move(fd)),
         peer_(std::move(peer)),
         last_at_(std::chrono::steady_clock::now()),
         busy_(last_at_),
-        busy_at_last_(busy_) {}
+        busy_at_last_(busy_),
+        streams_(std::move(streams)) {}
   Status post(const SendItem& item, int* slot) override;
   Status test(int slot, bool* done) override;
   void release(int slot) override { ring_.release(slot); }
@@ -71,12 +79,14 @@ class TcpSendComm final : public SendComm {
     bool done = false;
     uint8_t header[kWireHeaderBytes];
     const uint8_t* data = nullptr;
-    uint64_t size = 0;
+    uint64_t size = 0;  // payload bytes behind the header on the control socket
     uint64_t sent = 0;  // header + payload bytes written
     void reset() { *this = Op{}; }
   };
   Status progress();
+  Status failure() const;  // the connection's error: the control socket's or a data socket's
   void poll_busy();  // a look at the socket while bytes written may still be queued
+  TcpBacklog backlog() const;  // over the control and data sockets
   sock::Fd fd_;
   std::string peer_;
   SlotRing<Op, kSlots> ring_;
@@ -85,11 +95,15 @@ class TcpSendComm final : public SendComm {
   std::chrono::steady_clock::time_point last_at_;  // and when
   BusyClock busy_;
   BusyClock busy_at_last_;  // busy_ as it was at the last sample
+  // Parts of each slot's payload still on the data sockets.
+  std::array<std::atomic<int>, kSlots> parts_left_{};
+  std::unique_ptr<StreamSet> streams_;  // last: its threads stop before the rest goes
 };
 
 class TcpRecvComm final : public RecvComm {
  public:
-  TcpRecvComm(sock::Fd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
+  TcpRecvComm(sock::Fd fd, std::string peer, std::unique_ptr<StreamSet> streams = nullptr)
+      : fd_(std::move(fd)), peer_(std::move(peer)), streams_(std::move(streams)) {}
   Status post(std::span<const RecvItem> items, int* slot) override;
   Status test(int slot, bool* done, std::span<Received> out) override;
   void release(int slot) override { ring_.release(slot); }
@@ -130,6 +144,8 @@ class TcpRecvComm final : public RecvComm {
   uint64_t payload_total_ = 0;
   int cur_slot_ = -1;
   Status error_;
+  std::array<std::atomic<int>, kMaxRequests> parts_left_{};
+  std::unique_ptr<StreamSet> streams_;  // last: its threads stop before the buffers go
 };
 
 }  // namespace squeeze::transport::tcp

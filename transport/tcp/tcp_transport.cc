@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,8 @@
 #include <random>
 
 #include "compress/byte_io.h"
+#include "transport/tcp/stream_groups.h"
+#include "transport/tcp/stream_layout.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
@@ -32,14 +35,27 @@ uint64_t random_nonce() {
   return rng();
 }
 
-// State of a connect() in progress, owned through the handle's stage slot.
-struct Connecting {
+// One socket of a connect() in progress.
+struct Dialing {
   sock::Fd fd;
-  sock::SockAddr peer;
   uint8_t hello[kHelloBytes];
   std::size_t hello_sent = 0;
   bool connected = false;
 };
+
+// State of a connect() in progress, owned through the handle's stage slot: the control
+// socket (dials[0]) and the data sockets, all dialled at once.
+struct Connecting {
+  sock::SockAddr peer;
+  std::vector<Dialing> dials;
+  int nthreads = 0;
+};
+
+uint64_t random_conn_id() {
+  uint64_t id = 0;
+  if (getrandom(&id, sizeof id, 0) == static_cast<ssize_t>(sizeof id)) return id;
+  return random_nonce() ^ (random_nonce() << 1);
+}
 
 Connecting* stage_of(void* handle) {
   Connecting* c = nullptr;
@@ -68,6 +84,7 @@ class TcpListener final : public Listener {
   std::string where_;
   sock::SocketOptions socket_;
   std::vector<Pending> pending_;
+  StreamGroups groups_;  // sockets of multi-stream connections, until all have arrived
 };
 
 Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
@@ -98,7 +115,7 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
       pending_.erase(it);
       return Status::Ok();
     }
-    *comm = std::make_unique<TcpRecvComm>(std::move(it->fd), it->peer.str());
+    groups_.add(std::move(it->fd), it->peer, it->hello, comm);
     pending_.erase(it);
     return Status::Ok();
   }
@@ -107,11 +124,12 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
 
 }  // namespace
 
-TcpTransport::TcpTransport(const sock::SocketOptions& socket) : ifs_(sock::find_interfaces(socket)), socket_(socket) {
+TcpTransport::TcpTransport(const sock::SocketOptions& socket, const TcpOptions& tcp)
+    : ifs_(sock::find_interfaces(socket)), socket_(socket), tcp_(tcp) {
   describe();
 }
-TcpTransport::TcpTransport(std::vector<sock::Interface> ifs, const sock::SocketOptions& socket)
-    : ifs_(std::move(ifs)), socket_(socket) {
+TcpTransport::TcpTransport(std::vector<sock::Interface> ifs, const sock::SocketOptions& socket, const TcpOptions& tcp)
+    : ifs_(std::move(ifs)), socket_(socket), tcp_(tcp) {
   describe();
 }
 
@@ -146,7 +164,6 @@ Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
 
 Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
-  (void)dev;  // the route to the peer decides the local interface
   auto* h = static_cast<uint8_t*>(handle);
   if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze TCP handle");
   Connecting* c = stage_of(handle);
@@ -156,13 +173,32 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     if (len == 0 || len > kAddrMax) return Status::Usage("connect: handle has a bad address length " + std::to_string(len));
     std::memcpy(&fresh->peer.storage, h + kAddrOffset, len);
     fresh->peer.len = len;
-    encode_hello(compress::load_le64(h + kNonceOffset), fresh->hello);
-    fresh->fd = sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
-    if (Status s = sock::configure_data_socket(fresh->fd.get(), socket_); !s.ok()) return s;
-    int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage), fresh->peer.len);
-    if (r != 0 && errno != EINPROGRESS)
-      return Status::Remote("connect to " + fresh->peer.str() + ": " + sock::errno_str(errno));
+    // The route to the peer decides the local interface; `dev` is the one NCCL matched to it,
+    // whose speed sizes the connection.
+    const bool known = dev >= 0 && dev < static_cast<int>(props_.size());
+    const StreamLayout layout = choose_streams(tcp_, known ? props_[dev].speed_mbps : 0, usable_cores());
+    fresh->nthreads = layout.nthreads;
+    StreamHello sh;
+    sh.conn_id = random_conn_id();
+    sh.count = static_cast<uint16_t>(1 + layout.nsocks);
+    sh.nthreads = static_cast<uint16_t>(layout.nthreads);
+    const uint64_t nonce = compress::load_le64(h + kNonceOffset);
+    // The pacing cap: the control socket carries small messages and may use all of it; each
+    // data socket carries its share of the large ones.
+    const auto rate = static_cast<uint64_t>(tcp_.max_rate_bps / 8);
+    fresh->dials.resize(sh.count);
+    for (uint16_t i = 0; i < sh.count; ++i) {
+      Dialing& d = fresh->dials[i];
+      sh.index = i;
+      encode_hello(nonce, sh, d.hello);
+      d.fd = sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+      if (!d.fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
+      if (Status s = sock::configure_data_socket(d.fd.get(), socket_); !s.ok()) return s;
+      if (Status s = sock::set_max_pacing_rate(d.fd.get(), i == 0 ? rate : rate / layout.nsocks); !s.ok()) return s;
+      int r = ::connect(d.fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage), fresh->peer.len);
+      if (r != 0 && errno != EINPROGRESS)
+        return Status::Remote("connect to " + fresh->peer.str() + ": " + sock::errno_str(errno));
+    }
     c = fresh.release();
     set_stage(handle, c);
   }
@@ -171,34 +207,43 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     set_stage(handle, nullptr);
     return s;
   };
-  if (!c->connected) {
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (getsockopt(c->fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-    if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(err)));
-    sockaddr_storage peer{};
-    socklen_t plen = sizeof(peer);
-    if (getpeername(c->fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
-      if (errno == ENOTCONN) {
-        owned.release();  // still connecting
-        return Status::Ok();
+  bool all_sent = true;
+  for (Dialing& d : c->dials) {
+    if (!d.connected) {
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (getsockopt(d.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(err)));
+      sockaddr_storage peer{};
+      socklen_t plen = sizeof(peer);
+      if (getpeername(d.fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
+        if (errno != ENOTCONN) return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno)));
+        all_sent = false;  // still connecting
+        continue;
       }
-      return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno)));
+      d.connected = true;
     }
-    c->connected = true;
+    if (d.hello_sent == kHelloBytes) continue;
+    iovec iov{d.hello + d.hello_sent, kHelloBytes - d.hello_sent};
+    std::size_t n = 0;
+    int err = 0;
+    sock::Io io = sock::writev_once(d.fd.get(), &iov, 1, &n, &err);
+    if (io == sock::Io::kClosed || io == sock::Io::kError)
+      return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + sock::errno_str(err)));
+    d.hello_sent += n;
+    if (d.hello_sent < kHelloBytes) all_sent = false;
   }
-  iovec iov{c->hello + c->hello_sent, kHelloBytes - c->hello_sent};
-  std::size_t n = 0;
-  int err = 0;
-  sock::Io io = sock::writev_once(c->fd.get(), &iov, 1, &n, &err);
-  if (io == sock::Io::kClosed || io == sock::Io::kError)
-    return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + sock::errno_str(err)));
-  c->hello_sent += n;
-  if (c->hello_sent < kHelloBytes) {
+  if (!all_sent) {
     owned.release();
     return Status::Ok();
   }
-  *comm = std::make_unique<TcpSendComm>(std::move(c->fd), c->peer.str());
+  std::unique_ptr<StreamSet> streams;
+  if (c->dials.size() > 1) {
+    std::vector<sock::Fd> data;
+    for (std::size_t i = 1; i < c->dials.size(); ++i) data.push_back(std::move(c->dials[i].fd));
+    streams = std::make_unique<StreamSet>(StreamSet::Dir::kSend, std::move(data), c->nthreads, c->peer.str());
+  }
+  *comm = std::make_unique<TcpSendComm>(std::move(c->dials[0].fd), c->peer.str(), std::move(streams));
   set_stage(handle, nullptr);
   return Status::Ok();
 }

@@ -1,0 +1,73 @@
+// The data sockets of a multi-stream TCP connection and the helper threads that drive them.
+// The control socket (TcpSendComm/TcpRecvComm) carries every header and every small payload,
+// in FIFO order, as on a single-socket connection; a payload of kStripeMinBytes or more is cut
+// into parts (stream_layout.h) that go out on the data sockets, socket after socket, each
+// socket carrying its parts in the order the messages were posted. Both ends cut the same way
+// and start where the last payload left off, so the receiver knows which socket brings which
+// part from the header alone. Each helper thread owns some sockets and moves their parts with
+// non-blocking calls, sleeping in poll() while none can move. The first error on any socket
+// fails the whole connection: every later test() returns it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport/socket/socket.h"
+#include "transport/status.h"
+#include "transport/tcp/tcp_info.h"
+
+namespace squeeze::transport::tcp {
+
+// The connection's first error, shared by its helper threads and the thread that tests it.
+class FailBox {
+ public:
+  void set(Status s);
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  Status get() const;
+
+ private:
+  std::atomic<bool> failed_{false};
+  mutable std::mutex mu_;
+  Status status_;
+};
+
+class StreamThread;
+
+class StreamSet {
+ public:
+  enum class Dir { kSend, kRecv };
+  // `fds`: the data sockets in stream order (index 1.. in the hello); `nthreads` in [1, fds].
+  StreamSet(Dir dir, std::vector<sock::Fd> fds, int nthreads, std::string peer);
+  ~StreamSet();  // stops and joins the threads before the sockets close
+  StreamSet(const StreamSet&) = delete;
+  StreamSet& operator=(const StreamSet&) = delete;
+
+  int nsocks() const { return static_cast<int>(fds_.size()); }
+  int nthreads() const { return static_cast<int>(threads_.size()); }
+  // Hands the parts of a `bytes`-long payload at `base` to the helper threads; `*left` is
+  // raised by their count first and lowered (release order) as each part completes.
+  void submit(uint8_t* base, uint64_t bytes, std::atomic<int>* left);
+  bool failed() const { return fail_.failed(); }
+  Status error() const { return fail_.get(); }
+  // Parts handed out and not yet complete, over all sockets.
+  int outstanding() const { return outstanding_.load(std::memory_order_acquire); }
+  // Sums and ORs over the data sockets, for the link measurement.
+  uint64_t bytes_acked() const;
+  TcpBacklog backlog() const;
+  const std::vector<sock::Fd>& fds() const { return fds_; }
+
+ private:
+  Dir dir_;
+  std::vector<sock::Fd> fds_;
+  std::string peer_;
+  FailBox fail_;
+  std::atomic<int> outstanding_{0};
+  int next_ = 0;  // the socket the next payload's first part goes on
+  std::vector<std::unique_ptr<StreamThread>> threads_;
+};
+
+}  // namespace squeeze::transport::tcp
