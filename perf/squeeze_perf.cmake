@@ -1,9 +1,10 @@
 # squeeze-perf: the collective emulator (ring all-reduce and all-to-all through the plugin).
 # Several sources, so not squeeze_perf_tool(); the same settings by hand.
 file(GLOB SQUEEZE_PERF_COLLECTIVE_SRC CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/collective/*.cc)
+list(REMOVE_ITEM SQUEEZE_PERF_COLLECTIVE_SRC ${SQUEEZE_PERF_PROXY_SRC})
 add_executable(squeeze-perf ${CMAKE_CURRENT_SOURCE_DIR}/squeeze_perf.cc ${SQUEEZE_PERF_COLLECTIVE_SRC})
 target_include_directories(squeeze-perf PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(squeeze-perf PRIVATE squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
+target_link_libraries(squeeze-perf PRIVATE squeeze_perf_proxy squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
                       squeeze_warnings Threads::Threads ${CMAKE_DL_LIBS})
 target_compile_definitions(squeeze-perf PRIVATE SQUEEZE_PLUGIN_PATH="$<TARGET_FILE:nccl-net-squeeze>")
 add_dependencies(squeeze-perf nccl-net-squeeze)
