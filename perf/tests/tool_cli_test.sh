@@ -28,6 +28,9 @@ expect_usage_error "--min 'abc': expected a size in bytes" "$transport" --min ab
 expect_usage_error "--reps '0': expected an integer from 1 to 1000" "$transport" --reps 0
 expect_usage_error "-n '0': expected an integer from 1 to 100000" "$perf" -n 0
 expect_usage_error "-o 'xor': expected one of sum, prod, min, max or avg" "$perf" -o xor
+expect_usage_error "--route 'tree': expected one of ring or collnet" "$perf" --route tree
+expect_usage_error "--baseline-route needs --baseline FILE" "$perf" --baseline-route ring
+expect_usage_error "the collective network does not reduce products" "$perf" --route collnet -o prod
 expect_usage_error "--bytes '1X': expected a size in bytes" "$policy" explain "$config/dlrm-alltoall.json" \
   --collective alltoall --bytes 1X
 
