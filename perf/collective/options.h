@@ -47,6 +47,9 @@ struct Options {
   // stay out of it, as on a host whose GPU makes them (alltoall.h).
   bool gpu_copies = false;
   uint64_t seed = 1;
+  // All-reduce: new inputs every iteration, as a training step's new gradients (error
+  // feedback then sees a changing stream instead of the same gradient over and over).
+  bool fresh_inputs = false;
   bool json = false;
   bool check = false;           // -c 1: exit 1 when a row has #wrong > 0 or ranks that disagree
   double max_error = -1;        // >= 0: --check also wants max_err <= this

@@ -152,8 +152,10 @@ double paired_speedup(const std::vector<double>& baseline_us, const std::vector<
 // `want` after each one. With a --baseline instance, each iteration runs on both
 // communicators, in alternating order, so that both see the same machine; rows[0] is the main
 // instance's, rows[1] the baseline's. works[i] is arm i's (the main instance's first).
+// `next_inputs`, when set, runs before each iteration's arms (--fresh-inputs).
 std::vector<Row> measure(RankContext& ctx, const Row& row, std::vector<ArmWork> works,
-                         const uint8_t* out, std::size_t elems, const BoundCheck& bound_check) {
+                         const uint8_t* out, std::size_t elems, const BoundCheck& bound_check,
+                         const std::function<void(int iteration)>& next_inputs = {}) {
   const Options& o = ctx.opt;
   Bootstrap& boot = ctx.boot;
   const bool agreement = row.collective == "allreduce";  // only all-reduce outputs agree across ranks
@@ -169,6 +171,7 @@ std::vector<Row> measure(RankContext& ctx, const Row& row, std::vector<ArmWork> 
     a.comm = a.work.open(*a.lib, ctx.comm_base + ++ctx.comm_index);
   }
   for (int it = 0; it < o.warmup + o.iters; ++it) {
+    if (next_inputs) next_inputs(it);
     for (std::size_t k = 0; k < arms.size(); ++k) {
       Arm& a = arms[(static_cast<std::size_t>(it) + k) % arms.size()];
       const Bound& bound = a.work.bound;
@@ -277,23 +280,38 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   row.redop = red_op_name(o.op);
   row.data = o.ar_data;
 
-  // Every rank regenerates every rank's input, so each knows the exact result.
-  std::vector<std::vector<uint8_t>> inputs;
-  std::vector<const uint8_t*> ptrs;
-  for (int q = 0; q < n; ++q)
-    inputs.push_back(
-        make_input(o.ar_data, count, derive_seed(o.seed, 1, static_cast<uint64_t>(q)), o.dtype));
-  for (const auto& v : inputs) ptrs.push_back(v.data());
-  // avg: as NCCL, each rank's input times 1/n, then a sum (what both routes reduce; the bound
-  // check takes the original ones).
+  // Every rank regenerates every rank's input, so each knows the exact result. With
+  // --fresh-inputs, iteration i > 0 draws new ones (seed stream 1 + i) into the same buffers.
+  std::vector<std::vector<uint8_t>> inputs(static_cast<std::size_t>(n));
   std::vector<std::vector<uint8_t>> scaled;
-  std::vector<const uint8_t*> red_in = ptrs;
-  if (o.op == RedOp::kAvg) {
-    for (std::size_t q = 0; q < ptrs.size(); ++q) {
-      scaled.emplace_back(row.bytes);
-      premultiply(scaled.back().data(), ptrs[q], count, o.dtype, 1.0f / static_cast<float>(n));
-      red_in[q] = scaled.back().data();
+  std::vector<const uint8_t*> ptrs, red_in;
+  auto draw = [&](int iteration) {
+    for (int q = 0; q < n; ++q) {
+      std::vector<uint8_t> v = make_input(
+          o.ar_data, count,
+          derive_seed(o.seed, 1 + static_cast<uint64_t>(iteration), static_cast<uint64_t>(q)),
+          o.dtype);
+      auto& dst = inputs[static_cast<std::size_t>(q)];
+      if (dst.empty())
+        dst = std::move(v);
+      else if (!v.empty())
+        std::memcpy(dst.data(), v.data(), v.size());
     }
+    // avg: as NCCL, each rank's input times 1/n, then a sum (what both routes reduce; the
+    // bound check takes the original ones).
+    if (o.op == RedOp::kAvg) {
+      scaled.resize(inputs.size());
+      for (std::size_t q = 0; q < inputs.size(); ++q) {
+        scaled[q].resize(row.bytes);
+        premultiply(scaled[q].data(), inputs[q].data(), count, o.dtype,
+                    1.0f / static_cast<float>(n));
+      }
+    }
+  };
+  draw(0);
+  for (std::size_t q = 0; q < inputs.size(); ++q) {
+    ptrs.push_back(inputs[q].data());
+    red_in.push_back(o.op == RedOp::kAvg ? scaled[q].data() : inputs[q].data());
   }
   const RedOp red_op = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
   const uint8_t* in = red_in[static_cast<std::size_t>(r)];
@@ -366,7 +384,16 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   const BoundCheck check = [&](const uint8_t* got, const Bound& b) {
     return check_allreduce(ptrs, got, count, o.dtype, b, o.op);
   };
-  return measure(ctx, row, std::move(works), out.data(), count, check);
+  std::function<void(int)> next_inputs;
+  if (o.fresh_inputs)
+    next_inputs = [&](int it) {
+      if (it == 0) return;  // drawn above
+      draw(it);
+      if (!ring_want.empty()) sched.reference(red_in, ring_want.data());
+      if (!collnet_want.empty())
+        collnet_reference(red_in, collnet_want.data(), count, o.dtype, red_op);
+    };
+  return measure(ctx, row, std::move(works), out.data(), count, check, next_inputs);
 }
 
 std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
