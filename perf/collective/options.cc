@@ -90,9 +90,10 @@ Options parse_options(int argc, char** argv) {
           "same")
       .integer("--seed", &o.seed, 0, 1LL << 62, "input seed")
       .flag("--fresh-inputs", &o.fresh_inputs,
-            "all-reduce: new inputs every iteration (same data set, the next seed), as a "
-            "training step's new gradients, instead of nccl-tests' same buffer every time; the "
-            "exact result and the checks follow them, outside the timed region")
+            "all-reduce: new inputs every iteration, as a training step's new gradients "
+            "(gradients: the same layers and scales, new noise), instead of nccl-tests' same "
+            "buffer every time; the exact result and the checks follow them, outside the timed "
+            "region")
       .number("--timeout", &o.timeout_s, 1, 86400,
               "seconds without progress before a rank gives up")
       .section("Output")

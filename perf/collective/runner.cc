@@ -281,16 +281,16 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   row.data = o.ar_data;
 
   // Every rank regenerates every rank's input, so each knows the exact result. With
-  // --fresh-inputs, iteration i > 0 draws new ones (seed stream 1 + i) into the same buffers.
+  // --fresh-inputs, iteration i > 0 draws training step i of the same data (gradients: the
+  // same layers and scales, new noise) into the same buffers.
   std::vector<std::vector<uint8_t>> inputs(static_cast<std::size_t>(n));
   std::vector<std::vector<uint8_t>> scaled;
   std::vector<const uint8_t*> ptrs, red_in;
   auto draw = [&](int iteration) {
     for (int q = 0; q < n; ++q) {
-      std::vector<uint8_t> v = make_input(
-          o.ar_data, count,
-          derive_seed(o.seed, 1 + static_cast<uint64_t>(iteration), static_cast<uint64_t>(q)),
-          o.dtype);
+      std::vector<uint8_t> v =
+          make_input(o.ar_data, count, derive_seed(o.seed, 1, static_cast<uint64_t>(q)), o.dtype,
+                     static_cast<uint64_t>(iteration));
       auto& dst = inputs[static_cast<std::size_t>(q)];
       if (dst.empty())
         dst = std::move(v);
