@@ -107,4 +107,34 @@ int ChainProxy::allreduce(const void* in, void* out, uint64_t count, int dtype, 
   return 0;
 }
 
+int ChainProxy::post_first(const void* in, uint64_t count, int dtype, std::size_t elem, int op,
+                           std::size_t calls, double timeout_s) {
+  error_.clear();
+  const std::size_t bytes = count * elem;
+  const std::size_t loop = static_cast<std::size_t>(channels_) * chunk_bytes(bytes);
+  const std::size_t steps = std::max<std::size_t>(1, (bytes + loop - 1) / loop);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (std::size_t t = 0; t < std::min({calls, steps, static_cast<std::size_t>(kSteps)}); ++t) {
+    const std::size_t begin = t * loop;
+    const std::size_t n = std::min(loop, bytes - std::min(bytes, begin));
+    if (n != 0) std::memcpy(send_slot(t), static_cast<const uint8_t*>(in) + begin, n);
+    void* req = nullptr;
+    while (req == nullptr) {
+      if (int r = table_.iallreduce(comm_, send_slot(t), recv_slot(t), loop / elem, dtype, op,
+                                    send_mh_, recv_mh_, &req);
+          r != 0) {
+        error_ = std::string("iallreduce of call ") + std::to_string(t) +
+                 " failed: " + nccl_result_name(r);
+        return r;
+      }
+      if (req == nullptr && std::chrono::steady_clock::now() > deadline) {
+        error_ = "iallreduce of call " + std::to_string(t) + " found no room in time";
+        return kTimedOut;
+      }
+    }
+    ++calls_;
+  }
+  return 0;
+}
+
 }  // namespace squeeze::perf

@@ -40,6 +40,10 @@ class ChainProxy {
   // no progress for timeout_s; error() then says which call and what failed.
   int allreduce(const void* in, void* out, uint64_t count, int dtype, std::size_t elem, int op,
                 double timeout_s, std::size_t chunk = 0);
+  // Copies in and posts only the first `calls` calls of such an all-reduce, and returns
+  // without waiting for them (a rank that dies mid-collective, in the tests).
+  int post_first(const void* in, uint64_t count, int dtype, std::size_t elem, int op,
+                 std::size_t calls, double timeout_s);
   uint64_t calls() const { return calls_; }
   int channels() const { return channels_; }
   const std::string& error() const { return error_; }

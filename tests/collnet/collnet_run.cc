@@ -146,8 +146,9 @@ RunResult run_collnet(const RunSpec& spec, RankGroup& group) {
                                                              : "ncclUint8",
                                    spec.channels);
           if (rank == spec.kill_rank && static_cast<int>(k) == spec.kill_at) {
-            // Post this all-reduce's first calls, then die mid-collective.
-            (void)proxy.allreduce(in.data(), out.data(), count, spec.dtype, e, spec.op, 0.002);
+            // Post this all-reduce's first four calls (of eight for 1 MiB), then die
+            // mid-collective.
+            (void)proxy.post_first(in.data(), count, spec.dtype, e, spec.op, 4, 1.0);
             raise(SIGKILL);
           }
           const auto t0 = std::chrono::steady_clock::now();
