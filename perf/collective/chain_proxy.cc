@@ -1,5 +1,7 @@
 #include "perf/collective/chain_proxy.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -68,8 +70,9 @@ int ChainProxy::allreduce(const void* in, void* out, uint64_t count, int dtype, 
     int done = 0, size = 0;
     while (!done) {
       if (int r = table_.test(p.req, &done, &size); r != 0) return failed(p.step, "test", r);
-      if (!done && std::chrono::steady_clock::now() > deadline)
-        return failed(p.step, "test", kTimedOut);
+      if (done) break;
+      if (std::chrono::steady_clock::now() > deadline) return failed(p.step, "test", kTimedOut);
+      sched_yield();  // as NCCL's proxy thread when nothing progressed (src/proxy.cc)
     }
     deadline = std::chrono::steady_clock::now() + limit;
     const std::size_t begin = p.step * loop;
@@ -94,6 +97,7 @@ int ChainProxy::allreduce(const void* in, void* out, uint64_t count, int dtype, 
         if (pending.empty()) {
           if (std::chrono::steady_clock::now() > deadline)
             return failed(t, "iallreduce", kTimedOut);
+          sched_yield();
           continue;
         }
         if (int r = complete_front(); r != 0) return r;

@@ -7,7 +7,8 @@
 //   bytes, from the step's send slot to its receive slot (the last step's tail is whatever the
 //   slot held before, as in NCCL);
 // - at most NCCL_STEPS calls in flight; a null request is retried; a slot is reused once its
-//   call completed; requests are tested oldest first.
+//   call completed; requests are tested oldest first, and a test that finds nothing done
+//   yields the CPU, as NCCL's proxy thread does when no request progressed.
 // The copies between the user's buffers and the slots stand for what NCCL's GPU kernel does.
 // squeeze-perf (--route collnet) and the collective network's tests share this proxy.
 #pragma once
