@@ -664,8 +664,11 @@ nccl_result_t CollComm::test(Call* c, int* done, int* size) {
   *done = 0;
   progress();
   if (!error_.empty()) return error_code_;
-  // Waiting for codec work: lend a hand rather than spin.
-  if (!complete(*c) && engine_.workers().try_run_one()) progress();
+  // Waiting for codec work: lend a hand rather than spin, with every job that is waiting (each
+  // may make the next one ready). NCCL's proxy yields the CPU when a test finds nothing done;
+  // on a core it shares, that would hand the rest of a time slice to another process while
+  // this rank's own coding is queued.
+  while (!complete(*c) && error_.empty() && engine_.workers().try_run_one()) progress();
   if (!error_.empty()) return error_code_;
   if (!complete(*c)) return kNcclSuccess;
   if (size != nullptr) *size = plugin::clamp_int(c->count * c->elem);
