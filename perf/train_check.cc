@@ -2,7 +2,8 @@
 // two-layer MLP data-parallel, each step's gradient summed on the plugin's collective network
 // (perf/train/trainer.h), under --policy and, side by side, under --raw-policy; the
 // compressed run must end within --tolerance of the raw run's held-out loss, with every rank's
-// parameters bit-identical in both runs. See perf/train/train_options.cc for the options.
+// summed gradients (every step) and parameters bit-identical in both runs, also when ranks run
+// different policies (--rank-policy). See perf/train/train_options.cc for the options.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,8 @@ int verdict(const TrainOptions& o, const TrainOutcome& t) {
                                         {"steps", o.steps},
                                         {"seed", o.seed},
                                         {"params", o.shape.params()},
+                                        {"policy", o.policy},
+                                        {"rank_policies", o.rank_policies},
                                         {"raw_eval_loss", lr},
                                         {"compressed_eval_loss", lc},
                                         {"excess", excess},
@@ -72,8 +75,10 @@ int verdict(const TrainOptions& o, const TrainOutcome& t) {
     std::printf(
         "# wire ratio: compressed %.2f, raw %.2f; mean gradient all-reduce %.2f ms / %.2f ms\n",
         c.ratio, r.ratio, c.allreduce_ms, r.allreduce_ms);
-    std::printf("# ranks' parameters bit-identical: compressed %s, raw %s\n",
-                c.ranks_agree ? "yes" : "NO", r.ranks_agree ? "yes" : "NO");
+    std::printf(
+        "# ranks bit-identical (every step's summed gradient and the final parameters): "
+        "compressed %s, raw %s\n",
+        c.ranks_agree ? "yes" : "NO", r.ranks_agree ? "yes" : "NO");
     std::printf(
         "# final held-out loss after %d steps: raw %.4f, compressed %.4f (%+.2f%%, tolerance "
         "%.2f%%): %s\n",
@@ -102,10 +107,11 @@ int run_rank(const TrainOptions& o, int rank, const HostPort& where, Fd listener
 int main(int argc, char** argv) {
   const TrainOptions o = parse_train_options(argc, argv);
   signal(SIGPIPE, SIG_IGN);
-  for (const std::string* p : {&o.policy, &o.raw_policy}) {
-    if (access(p->c_str(), R_OK) != 0) {
-      std::fprintf(stderr, "squeeze-train-check: policy %s: %s\n", p->c_str(),
-                   std::strerror(errno));
+  std::vector<std::string> policies{o.policy, o.raw_policy};
+  for (const auto& rp : o.rank_policies) policies.push_back(rp.second);
+  for (const std::string& p : policies) {
+    if (access(p.c_str(), R_OK) != 0) {
+      std::fprintf(stderr, "squeeze-train-check: policy %s: %s\n", p.c_str(), std::strerror(errno));
       return 2;
     }
   }
@@ -125,8 +131,11 @@ int main(int argc, char** argv) {
     std::printf(
         "#   gradient all-reduce on the collective network (CollNetChain proxy, %d channels)%s\n",
         o.channels, o.bypass ? "" : "; SQUEEZE_BYPASS=off (coding never pays on loopback)");
-    std::printf("#   compressed: policy %s\n#   raw: policy %s (a private copy of the plugin)\n",
-                o.policy.c_str(), o.raw_policy.c_str());
+    std::printf("#   compressed: policy %s\n", o.policy.c_str());
+    for (int r = 0; r < o.nranks; ++r)
+      if (o.policy_of(r) != o.policy)
+        std::printf("#     rank %d: policy %s\n", r, o.policy_of(r).c_str());
+    std::printf("#   raw: policy %s (a private copy of the plugin)\n", o.raw_policy.c_str());
     std::fflush(stdout);
   }
   HostPort where{"127.0.0.1", 0};

@@ -1,5 +1,7 @@
 #include "perf/train/train_options.h"
 
+#include <string>
+
 #include "perf/common/cli_args.h"
 
 namespace squeeze::perf {
@@ -15,7 +17,26 @@ constexpr const char* kAbout =
     "compressed run's final held-out loss is within --tolerance of the raw run's and every\n"
     "rank ends with the same parameters in both runs.";
 
+// "R=FILE" of --rank-policy.
+std::string add_rank_policy(const std::string& v, TrainOptions* o) {
+  const std::size_t eq = v.find('=');
+  if (eq == 0 || eq == std::string::npos || eq + 1 == v.size()) return "RANK=FILE";
+  int rank = 0;
+  for (char c : v.substr(0, eq)) {
+    if (c < '0' || c > '9' || rank > 9999) return "RANK=FILE with RANK a rank number";
+    rank = rank * 10 + (c - '0');
+  }
+  o->rank_policies.emplace_back(rank, v.substr(eq + 1));
+  return "";
+}
+
 }  // namespace
+
+const std::string& TrainOptions::policy_of(int rank) const {
+  for (auto it = rank_policies.rbegin(); it != rank_policies.rend(); ++it)
+    if (it->first == rank) return it->second;
+  return policy;
+}
 
 TrainOptions parse_train_options(int argc, char** argv) {
   TrainOptions o;
@@ -27,6 +48,10 @@ TrainOptions parse_train_options(int argc, char** argv) {
       .text("--plugin", &o.plugin, "PATH", "plugin library (default: the one built with this tool)")
       .text("--policy", &o.policy, "FILE", "the compressed run's policy")
       .text("--raw-policy", &o.raw_policy, "FILE", "the raw run's policy")
+      .custom("--rank-policy", "R=FILE", "RANK=FILE",
+              "rank R's compressed run uses FILE instead of --policy (repeatable): nodes whose "
+              "policies differ must still end bit-identical",
+              [&o](const std::string& v) { return add_rank_policy(v, &o); })
       .integer("--collnet-channels", &o.channels, 1, 64,
                "CollNetChain channels: each iallreduce carries channels x chunk bytes")
       .flag("--bypass", &o.bypass,
@@ -51,6 +76,10 @@ TrainOptions parse_train_options(int argc, char** argv) {
       .section("Output")
       .flag("--json", &o.json, "JSON lines instead of the table");
   cli.parse_or_exit(argc, argv);
+  for (const auto& [rank, file] : o.rank_policies)
+    if (rank >= o.nranks)
+      cli.fail("--rank-policy " + std::to_string(rank) + "=" + file + ": there are only " +
+               std::to_string(o.nranks) + " ranks (0.." + std::to_string(o.nranks - 1) + ")");
   return o;
 }
 

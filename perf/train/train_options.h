@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "perf/train/mlp.h"
 
@@ -14,6 +16,9 @@ struct TrainOptions {
   std::string plugin;
   std::string policy;      // the compressed run's policy
   std::string raw_policy;  // the raw run's policy (a private copy of the plugin)
+  // --rank-policy R=FILE: rank R's compressed run uses FILE instead of `policy`, as nodes
+  // whose environments differ (the collective network keeps them bit-identical regardless).
+  std::vector<std::pair<int, std::string>> rank_policies;
   MlpShape shape;
   std::size_t teacher_hidden = 64;
   std::size_t batch = 32;  // per rank and step
@@ -27,6 +32,9 @@ struct TrainOptions {
   bool bypass = false;      // let the plugin send raw where coding does not pay (loopback: always)
   bool json = false;
   double timeout_s = 120;
+
+  // The compressed run's policy on `rank`.
+  const std::string& policy_of(int rank) const;
 };
 
 // Parses argv (perf/common/cli_args.h): --help prints the usage and exits 0; a bad option is

@@ -30,6 +30,7 @@ struct Run {
   std::vector<float> grad, sum;
   double allreduce_s = 0;
   uint64_t allreduces = 0;
+  uint64_t sums_hash = 0;  // every step's all-reduce result, in order
   WireTotals before;
   RunOutcome out;
 };
@@ -48,6 +49,7 @@ double step_once(Run& r, const Batch& b, int nranks) {
                     sizeof(float), "ncclFloat32", kNcclSum);
   r.allreduce_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++r.allreduces;
+  r.sums_hash = hash_bytes(r.sum.data(), r.sum.size() * sizeof(float), r.sums_hash);
   const auto inv = static_cast<float>(1.0 / nranks);
   for (float& g : r.sum) g *= inv;
   r.opt->step(r.model->params(), r.sum);
@@ -64,7 +66,7 @@ TrainOutcome train_rank(const TrainOptions& o, const std::string& plugin, Bootst
   Run runs[2];
   runs[0].lib = &lib;
   runs[0].stats = &stats;
-  runs[0].policy = o.policy;
+  runs[0].policy = o.policy_of(rank);
   runs[1].lib = &raw_lib;
   runs[1].stats = &raw_stats;
   runs[1].policy = o.raw_policy;
@@ -131,6 +133,8 @@ TrainOutcome train_rank(const TrainOptions& o, const std::string& plugin, Bootst
     const uint64_t h = hash_bytes(p.data(), p.size() * sizeof(float));
     const std::vector<uint64_t> hashes = boot.allgather(h);
     for (uint64_t x : hashes) r.out.ranks_agree = r.out.ranks_agree && x == hashes[0];
+    const std::vector<uint64_t> sums = boot.allgather(r.sums_hash);
+    for (uint64_t x : sums) r.out.ranks_agree = r.out.ranks_agree && x == sums[0];
     {
       ScopedEnv writes_to = r.stats->plugin_writes_here();
       r.comm.reset();  // finalizes: the instance writes its statistics

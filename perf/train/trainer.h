@@ -21,7 +21,8 @@ struct RunOutcome {
   std::vector<int> steps;          // the reported steps
   std::vector<double> train_loss;  // mean over ranks of the batch loss at those steps
   std::vector<double> eval_loss;   // held-out loss at those steps
-  bool ranks_agree = true;         // every rank ended with the same parameters
+  bool ranks_agree = true;         // every all-reduce gave every rank the same sum, and every rank
+                                   // ended with the same parameters
   double ratio = 0;                // bytes handed to the plugin / bytes on the wire (0: n/a)
   double allreduce_ms = 0;         // mean wall time of one gradient all-reduce (rank 0)
 };
