@@ -13,9 +13,10 @@ add_dependencies(squeeze-train-check nccl-net-squeeze)
 install(TARGETS squeeze-train-check RUNTIME DESTINATION bin)
 
 # The check itself (issue 23): threshold keep 1% with error feedback trains like raw, 2 ranks,
-# 300 steps (about 15 s here).
+# 150 steps (about 8 s on a quiet machine; the run is deterministic for a seed). The recorded
+# figures (perf/RESULTS.md) use 4 ranks and 300 steps.
 if(SQUEEZE_BUILD_TESTS)
   add_test(NAME perf_train.threshold_feedback_trains_like_raw
-           COMMAND $<TARGET_FILE:squeeze-train-check> -N 2 --steps 300 --seed 1)
+           COMMAND $<TARGET_FILE:squeeze-train-check> -N 2 --steps 150 --seed 1)
   set_tests_properties(perf_train.threshold_feedback_trains_like_raw PROPERTIES TIMEOUT 300 LABELS perf)
 endif()
