@@ -9,9 +9,14 @@
 # Everything it creates is removed on exit, Ctrl-C or kill.
 #
 #   perf/link_emu.sh [--rates "1 10 25"] [--latency 20ms] [--min 1M] [--max 16M] [--iters 5] [--warmup 5]
-#                    [--policy FILE] [--collective both] [--bin PATH] [--json] [--logs DIR] [--pin]
-#                    [-- squeeze-perf args]
+#                    [--policy FILE] [--collective both] [--route ring] [--raw-route ring] [--bin PATH]
+#                    [--json] [--logs DIR] [--pin] [-- squeeze-perf args]
 #
+# --route collnet runs the compressed arm's all-reduces on the plugin's collective network
+# (squeeze-perf --route collnet); the raw arm stays on the ring unless --raw-route collnet, so
+# `--route collnet` compares the collective network under --policy with the raw ring, and
+# `--route collnet --policy config/off.json` raw CollNet with the raw ring. All-to-alls always
+# take the net table; with a collnet route --collective defaults to allreduce.
 # --logs DIR keeps each rank's stderr (the plugin's NCCL_DEBUG log) as DIR/<Gbit/s>-<run>-rank<r>.log.
 # --pin gives each rank (each emulated host) its own half of this machine's cores (taskset),
 # as two hosts would have; without it both ranks, their codec threads and the kernel's network
@@ -23,7 +28,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-rates="1 10 25"; latency=20ms; min=1M; max=16M; iters=5; warmup=5; policy=""; collective=both; json=0; logs=; pin=0
+rates="1 10 25"; latency=20ms; min=1M; max=16M; iters=5; warmup=5; policy=""; collective=; json=0; logs=; pin=0
+route=ring; raw_route=ring
 bin=${SQUEEZE_PERF:-$root/build/perf/squeeze-perf}
 extra=()
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
@@ -37,6 +43,8 @@ while (($#)); do
     --warmup) warmup=$2; shift 2 ;;
     --policy) policy=$2; shift 2 ;;
     --collective) collective=$2; shift 2 ;;
+    --route) route=$2; shift 2 ;;
+    --raw-route) raw_route=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --json) json=1; shift ;;
     --logs) logs=$2; shift 2 ;;
@@ -53,6 +61,9 @@ command -v ip >/dev/null || die "'ip' not found: install iproute2 (apt-get insta
 command -v tc >/dev/null || die "'tc' not found: install iproute2 (apt-get install iproute2)"
 command -v python3 >/dev/null || die "python3 not found (apt-get install python3)"
 [[ -x $bin ]] || die "$bin not found: build it with 'cmake --build build --target squeeze-perf' or pass --bin PATH"
+# The collective network carries all-reduces only: measure those unless told otherwise.
+[[ -n $collective ]] || { [[ $route == collnet || $raw_route == collnet ]] && collective=allreduce || collective=both; }
+for r in "$route" "$raw_route"; do [[ $r == ring || $r == collnet ]] || die "--route/--raw-route: '$r' is not ring or collnet"; done
 for r in $rates; do [[ $r =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--rates: '$r' is not a number of Gbit/s"; done
 if [[ -n $policy ]]; then
   [[ -r $policy ]] || die "--policy $policy: not readable"
@@ -165,7 +176,8 @@ for gbit in $rates; do
     --data activations
   achieved=$(python3 -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]; print('%.3f' % (r[-1]['busbw_GBps']*8))" "$work/probe.jsonl")
   [[ $json -eq 1 ]] || echo "# tbf rate ${gbit} Gbit/s (burst $burst B, latency $latency): measured ${achieved} Gbit/s each way (raw all-to-all, 64 MiB per rank)"
-  args=(--collective "$collective" -b "$min" -e "$max" --iters "$iters" --warmup "$warmup" "${extra[@]}")
+  args=(--collective "$collective" -b "$min" -e "$max" --iters "$iters" --warmup "$warmup"
+        --route "$route" --baseline-route "$raw_route" "${extra[@]}")
   # Raw rides along as the --baseline: a private copy of the plugin under config/off.json in
   # the same processes, over the same shaped link, iterations alternated, so both arms see the
   # same machine. (Separate raw and compressed runs differed by up to 27% with one policy.)
@@ -181,6 +193,7 @@ for key in sorted(raw, key=lambda k: (k[0], k[1])):
         continue
     a, b = raw[key], comp[key]
     print(json.dumps({"bench": "link-emu", "rate_gbit": gbit, "measured_gbit": achieved, "collective": key[0],
+                      "route": b.get("route"), "raw_route": a.get("route"),
                       "size": key[1], "type": a["type"], "data": a["data"], "raw_us": a["time_us"],
                       "compressed_us": b["time_us"], "speedup": b["speedup_vs_baseline"],
                       "raw_busbw_GBps": a["busbw_GBps"], "compressed_busbw_GBps": b["busbw_GBps"],
@@ -197,14 +210,15 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 if rows:
     print("# compressed policy: %s" % rows[0]["policy"])
-print("%-9s %9s %-10s %10s %11s %11s %8s %7s %10s %6s" % ("# Gbit/s", "measured", "coll", "size(B)", "raw(us)",
-      "comp(us)", "speedup", "ratio", "max_err", "agree"))
+print("%-9s %9s %-10s %-15s %10s %11s %11s %8s %7s %10s %6s" % ("# Gbit/s", "measured", "coll", "route(raw)",
+      "size(B)", "raw(us)", "comp(us)", "speedup", "ratio", "max_err", "agree"))
 for r in rows:
     ratio = "-" if r["ratio"] is None else "%.2f" % r["ratio"]
     err = "nan" if r["max_abs_err"] is None else "%.3g" % r["max_abs_err"]
     agree = "n/a" if r["ranks_agree"] is None else ("yes" if r["ranks_agree"] else "NO")
-    print("%-9g %9.2f %-10s %10d %11.1f %11.1f %8.2f %7s %10s %6s" % (r["rate_gbit"], r["measured_gbit"],
-          r["collective"], r["size"], r["raw_us"], r["compressed_us"], r["speedup"], ratio, err, agree))
+    route = "%s(%s)" % (r["route"], r["raw_route"])
+    print("%-9g %9.2f %-10s %-15s %10d %11.1f %11.1f %8.2f %7s %10s %6s" % (r["rate_gbit"], r["measured_gbit"],
+          r["collective"], route, r["size"], r["raw_us"], r["compressed_us"], r["speedup"], ratio, err, agree))
 print()
 for r in rows:
     print(json.dumps(r))

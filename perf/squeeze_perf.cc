@@ -2,7 +2,9 @@
 // across namespaces or hosts with --rank/--nranks/--rendezvous) run ring all-reduce and
 // all-to-all on host buffers through the Squeeze plugin, driving its ncclNetPlugin_v11 table
 // the way NCCL 2.28's proxy does (regMr order, setNetAttr, profiler chain, Simple-protocol
-// slots and steps, non-blocking everything), and print nccl-tests' table with Squeeze's
+// slots and steps, non-blocking everything), or all-reduce on its collective network
+// (--route collnet: ncclCollNetPlugin_v11 as NCCL's CollNetChain proxy drives it, one rank per
+// node), and print nccl-tests' table with Squeeze's
 // columns after it: the compression ratio, the max error against the exact result, the
 // policy's stated bound (#wrong counts the elements beyond it) and rank agreement.
 // See perf/collective/options.cc for the options.
@@ -122,6 +124,9 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
                    : "unavailable: the plugin exports no ncclProfiler_v5, so its dtype is unknown";
   info.chain_active = o.chain && lib.profiler() != nullptr;
   info.gpu_copies = o.gpu_copies;
+  info.route = route_name(o.route);
+  info.baseline_route = route_name(o.baseline_route);
+  info.collnet_channels = o.collnet_channels;
   const bool root = rank == 0;
 
   // The first init makes the plugin discover its devices (and load its policy: the baseline
@@ -141,15 +146,27 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
   const auto policy = policy_of(pol.text);
   const auto baseline_policy = baseline ? policy_of(o.baseline_policy) : nullptr;
 
-  // Without the profiler chain the plugin knows no dtype, so nothing lossy applies: exact.
-  RankContext ctx{o,    boot, lib, stats, dev, base, 0, baseline ? &*baseline : nullptr, &baseline_stats,
-                  info.chain_active ? policy.get() : nullptr, info.chain_active ? baseline_policy.get() : nullptr};
+  // Without the profiler chain the ring knows no dtype, so nothing lossy applies there: exact.
+  RankContext ctx{o,
+                  boot,
+                  lib,
+                  stats,
+                  dev,
+                  base,
+                  0,
+                  baseline ? &*baseline : nullptr,
+                  &baseline_stats,
+                  policy.get(),
+                  baseline_policy.get(),
+                  info.chain_active};
   bool ok = true;
   ResultTable table;
   for (int c = 0; c < 2; ++c) {
     if ((c == 0 && !o.do_allreduce) || (c == 1 && !o.do_alltoall)) continue;
     if (root && !o.json) {
-      std::printf("# %s: data %s\n", c == 0 ? "allreduce" : "alltoall", (c == 0 ? o.ar_data : o.a2a_data).c_str());
+      std::printf("# %s: data %s%s%s\n", c == 0 ? "allreduce" : "alltoall",
+                  (c == 0 ? o.ar_data : o.a2a_data).c_str(), c == 0 ? ", route " : "",
+                  c == 0 ? route_name(o.route) : "");
       table.header();
     }
     for (std::size_t bytes : size_list(o)) {

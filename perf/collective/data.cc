@@ -37,12 +37,13 @@ uint64_t derive_seed(uint64_t base, uint64_t a, uint64_t b) {
   return z ^ (z >> 31);
 }
 
-std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed, compress::Dtype d) {
+std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed, compress::Dtype d,
+                                uint64_t step) {
   std::vector<float> v;
   v.reserve(elems);
   for (uint64_t piece = 0; v.size() < elems; ++piece) {
     Traffic t;
-    if (!make_traffic(name, (elems - v.size()) * sizeof(float), derive_seed(seed, piece, 0x5157), &t))
+    if (!make_traffic(name, (elems - v.size()) * sizeof(float), derive_seed(seed, piece, 0x5157), &t, step))
       throw std::invalid_argument("--data '" + name + "': unknown data set");
     if (t.values.empty()) throw std::runtime_error("--data '" + name + "': generator returned no values");
     std::size_t take = std::min(t.values.size(), elems - v.size());

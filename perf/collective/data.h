@@ -19,7 +19,9 @@ bool parse_collective_choice(const std::string& s, bool* allreduce, bool* alltoa
 // `elems` elements of data set `name` (see perf/common/traffic_gen.h) in dtype d. Pieces
 // from successive seeds are concatenated until `elems` are filled, so any count works.
 // Throws std::invalid_argument for an unknown name.
-std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed, compress::Dtype d);
+// `step`: see make_traffic (a later training step of the same data).
+std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed, compress::Dtype d,
+                                uint64_t step = 0);
 
 // A seed that differs for every (base, a, b).
 uint64_t derive_seed(uint64_t base, uint64_t a, uint64_t b);

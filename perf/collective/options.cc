@@ -10,15 +10,19 @@ namespace {
 
 constexpr const char* kAbout =
     "Ring all-reduce and all-to-all on host buffers through the Squeeze plugin (its\n"
-    "ncclNetPlugin_v11 table, driven as NCCL's proxy drives it). nccl-tests' flags (-b -e -f -n\n"
-    "-w -c -d -o) and table, with Squeeze's columns after nccl-tests': ratio, max_err, the\n"
-    "policy's stated bound and rank agreement.";
+    "ncclNetPlugin_v11 table, driven as NCCL's proxy drives it), or all-reduce on its collective\n"
+    "network (--route collnet: ncclCollNetPlugin_v11, driven as NCCL's CollNetChain proxy).\n"
+    "nccl-tests' flags (-b -e -f -n -w -c -d -o) and table, with Squeeze's columns after\n"
+    "nccl-tests': ratio, max_err, the policy's stated bound and rank agreement.";
 
 }  // namespace
 
+const char* route_name(Route r) { return r == Route::kCollNet ? "collnet" : "ring"; }
+
 Options parse_options(int argc, char** argv) {
   Options o;
-  std::string collective = "both", data, chain = "on", copies = "cpu", op = "sum";
+  std::string collective = "both", data, chain = "on", copies = "cpu", op = "sum", route = "ring",
+              baseline_route;
   CliParser cli("squeeze-perf", kAbout);
   cli.section("Ranks")
       .integer("-N,--nranks,--local-ranks", &o.nranks, 1, 4096,
@@ -45,7 +49,19 @@ Options parse_options(int argc, char** argv) {
           "every "
           "size through both, alternating iterations, so both see the same machine; each size then "
           "prints the baseline's row too and the speedup (baseline time / time)")
+      .choice("--baseline-route", &baseline_route, {"ring", "collnet"},
+              "the --baseline instance's all-reduce route (default: --route's), e.g. --route "
+              "collnet --baseline config/off.json --baseline-route ring compares the collective "
+              "network with the raw ring in one run")
+      .default_text("--route")
       .section("Work (nccl-tests' flags)")
+      .choice("--route", &route, {"ring", "collnet"},
+              "how all-reduces travel: ring (NCCL's ring over the net table) or collnet (the "
+              "plugin's collective network, as NCCL 2.28's CollNetChain proxy drives it with one "
+              "rank per node: full chunks, up to 8 calls in flight, host buffers registered by "
+              "both sides); all-to-alls always take the net table")
+      .integer("--collnet-channels", &o.collnet_channels, 1, 64,
+               "CollNetChain channels: each iallreduce carries channels x chunk bytes")
       .choice("--collective", &collective, {"allreduce", "alltoall", "both"},
               "the collectives to run")
       .bytes("-b,--minbytes,--min", &o.min_bytes, "smallest size per rank")
@@ -73,6 +89,11 @@ Options parse_options(int argc, char** argv) {
           "spans the whole block, while messages, sizes, the 8 in flight and their order stay the "
           "same")
       .integer("--seed", &o.seed, 0, 1LL << 62, "input seed")
+      .flag("--fresh-inputs", &o.fresh_inputs,
+            "all-reduce: new inputs every iteration, as a training step's new gradients "
+            "(gradients: the same layers and scales, new noise), instead of nccl-tests' same "
+            "buffer every time; the exact result and the checks follow them, outside the timed "
+            "region")
       .number("--timeout", &o.timeout_s, 1, 86400,
               "seconds without progress before a rank gives up")
       .section("Output")
@@ -93,6 +114,16 @@ Options parse_options(int argc, char** argv) {
   parse_red_op(op, &o.op);
   o.chain = chain == "on";
   o.gpu_copies = copies == "gpu";
+  o.route = route == "collnet" ? Route::kCollNet : Route::kRing;
+  o.baseline_route = baseline_route.empty()        ? o.route
+                     : baseline_route == "collnet" ? Route::kCollNet
+                                                   : Route::kRing;
+  if (cli.given("--baseline-route") && o.baseline_policy.empty())
+    cli.fail("--baseline-route needs --baseline FILE (the instance it routes)");
+  if ((o.route == Route::kCollNet || o.baseline_route == Route::kCollNet) && o.op == RedOp::kProd)
+    cli.fail(
+        "--route collnet: -o prod: the collective network does not reduce products "
+        "(reduceSupport says no; NCCL runs them on its ring)");
   const bool have_rank = cli.given("--rank");
   if (have_rank) {
     if (o.rendezvous.empty())

@@ -11,6 +11,11 @@
 
 namespace squeeze::perf {
 
+// How an all-reduce travels: NCCL's ring over the plugin's net table, or the plugin's
+// collective network (ncclCollNetPlugin_v11) as NCCL's CollNetChain proxy drives it.
+enum class Route : uint8_t { kRing, kCollNet };
+const char* route_name(Route r);  // "ring" | "collnet"
+
 struct Options {
   // Ranks: -N N forks N local ranks; with --rank R, --rendezvous HOST:PORT runs rank R of N.
   int local_ranks = 0;
@@ -22,6 +27,10 @@ struct Options {
   // --baseline: a second plugin instance under this policy; iterations alternate between the
   // two communicators, and each row gains the speedup over this baseline ("" = none).
   std::string baseline_policy;
+  // --route / --baseline-route: the all-reduce's route in the main and the --baseline
+  // instance (the all-to-all always runs over the net table).
+  Route route = Route::kRing, baseline_route = Route::kRing;
+  int collnet_channels = 2;  // CollNetChain channels (each call: channels x chunk bytes)
   bool do_allreduce = true, do_alltoall = true;
   std::size_t min_bytes = 1u << 20, max_bytes = 16u << 20;
   std::size_t step_factor = 4;  // sizes multiply by this (nccl-tests -f)
@@ -38,6 +47,9 @@ struct Options {
   // stay out of it, as on a host whose GPU makes them (alltoall.h).
   bool gpu_copies = false;
   uint64_t seed = 1;
+  // All-reduce: new inputs every iteration, as a training step's new gradients (error
+  // feedback then sees a changing stream instead of the same gradient over and over).
+  bool fresh_inputs = false;
   bool json = false;
   bool check = false;           // -c 1: exit 1 when a row has #wrong > 0 or ranks that disagree
   double max_error = -1;        // >= 0: --check also wants max_err <= this

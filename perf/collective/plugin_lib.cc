@@ -59,6 +59,8 @@ PluginLib::PluginLib(const std::string& path, Load load) : path_(path) {
   profiler_ = static_cast<nccl_profiler_v5*>(dlsym(lib_, "ncclProfiler_v5"));
 }
 
+void* PluginLib::symbol(const std::string& name) const { return dlsym(lib_, name.c_str()); }
+
 int PluginLib::device(const std::string& ifname) const {
   // Only valid after the first init(), as in NCCL.
   int n = 0;

@@ -30,6 +30,8 @@ class PluginLib {
   nccl_profiler_v5* profiler() const { return profiler_; }  // nullptr when the library has none
   const std::string& path() const { return path_; }
   int instance() const { return instance_; }  // 0: the shared load; 1: a private copy
+  // Another symbol of the same library (dlsym), e.g. a CollNet table; nullptr when missing.
+  void* symbol(const std::string& name) const;
 
   // The device named `ifname`; device 0 when the name is empty. Throws if `ifname` is given
   // but the plugin has no device of that name (the error lists the ones it has).

@@ -96,8 +96,9 @@ void* ProfChain::coll_api(const char* func, std::size_t count, const char* dtype
   return start(&d);
 }
 
-void* ProfChain::coll(void* parent, uint64_t seq, const char* func, const void* sendbuff, void* recvbuff,
-                      std::size_t count, const char* dtype, const char* algo, const char* proto) {
+void* ProfChain::coll(void* parent, uint64_t seq, const char* func, const void* sendbuff,
+                      void* recvbuff, std::size_t count, const char* dtype, const char* algo,
+                      const char* proto, int nchannels) {
   nccl_profiler_event_descr_v5 d{};
   d.type = kProfileColl;
   d.parentObj = parent;
@@ -108,7 +109,7 @@ void* ProfChain::coll(void* parent, uint64_t seq, const char* func, const void* 
   d.coll.count = count;
   d.coll.root = 0;
   d.coll.datatype = dtype;
-  d.coll.nChannels = 1;
+  d.coll.nChannels = static_cast<uint8_t>(nchannels);
   d.coll.nWarps = 16;
   d.coll.algo = algo;
   d.coll.proto = proto;

@@ -43,8 +43,11 @@ class ProfChain {
 
   // Each returns the profiler's event handle, or nullptr (no chain, or event type not asked).
   void* coll_api(const char* func, std::size_t count, const char* dtype);
-  void* coll(void* parent, uint64_t seq, const char* func, const void* sendbuff, void* recvbuff, std::size_t count,
-             const char* dtype, const char* algo, const char* proto);
+  // nchannels: the channels NCCL runs it on (the collective network learns its calls' shape
+  // from it).
+  void* coll(void* parent, uint64_t seq, const char* func, const void* sendbuff, void* recvbuff,
+             std::size_t count, const char* dtype, const char* algo, const char* proto,
+             int nchannels = 1);
   void* p2p(void* parent, const char* func, void* buff, std::size_t count, const char* dtype, int peer);
   void* proxy_op(void* parent, int peer, int nsteps, int chunk_size, bool is_send);
   void* proxy_step(void* op, int step);

@@ -5,11 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <optional>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "perf/collective/alltoall.h"
+#include "perf/collective/collnet_comm.h"
+#include "perf/collective/collnet_reference.h"
 #include "perf/collective/comm.h"
 #include "perf/collective/data.h"
 #include "perf/collective/ring.h"
@@ -39,22 +42,55 @@ using BoundCheck = std::function<CheckResult(const uint8_t* out, const Bound& bo
 
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 
-// Outside the timed region: `stage` once the communicator is up, `collect` after each call.
-struct Untimed {
-  std::function<void(Communicator&)> stage, collect;
+// One plugin instance's communicator for one collective at one size: run() is the timed
+// collective, collect() what follows it outside the timed region.
+class ArmComm {
+ public:
+  virtual ~ArmComm() = default;  // tears the communicator down (the instance's finalize)
+  virtual void run() = 0;
+  virtual void collect() {}
+};
+
+// What one arm runs at one size: how to open its communicator (on that instance, with that
+// communicator id), the output it must produce where nothing lossy applies, the bound its
+// policy states, and its route.
+struct ArmWork {
+  std::function<std::unique_ptr<ArmComm>(const PluginLib& lib, uint64_t comm_id)> open;
+  const uint8_t* want = nullptr;
+  Bound bound;
+  Route route = Route::kRing;
 };
 
 // One plugin instance's side of a measurement: its communicator, timings and findings.
 struct Arm {
   const PluginLib* lib = nullptr;
   const StatsFile* stats = nullptr;
-  Bound bound;
+  ArmWork work;
   bool baseline = false;
-  std::optional<Communicator> comm;
+  std::unique_ptr<ArmComm> comm;
   std::vector<double> times;
   Summary mine;
   WireTotals before;
 };
+
+// The instance an arm runs on, its policy and its all-reduce route: the main one, or the
+// --baseline copy.
+struct ArmSide {
+  const policy::Policy* policy;
+  Route route;
+  bool baseline;
+};
+
+// all_reduce false: the all-to-all, which takes the net table whatever the route.
+std::vector<ArmSide> arm_sides(const RankContext& ctx, bool all_reduce) {
+  auto side = [&](const policy::Policy* p, Route route, bool baseline) {
+    if (!all_reduce) route = Route::kRing;
+    return ArmSide{route == Route::kRing && !ctx.chain_active ? nullptr : p, route, baseline};
+  };
+  std::vector<ArmSide> sides{side(ctx.policy, ctx.opt.route, false)};
+  if (ctx.baseline_lib) sides.push_back(side(ctx.baseline_policy, ctx.opt.baseline_route, true));
+  return sides;
+}
 
 // Gathers every rank's timings and findings for one arm into `row` (all ranks call it).
 Row summarize(RankContext& ctx, Row row, const Arm& arm, bool agreement) {
@@ -72,14 +108,15 @@ Row summarize(RankContext& ctx, Row row, const Arm& arm, bool agreement) {
     row.iter_us.push_back(worst);
   }
   row.arm = !ctx.baseline_lib ? "" : arm.baseline ? "baseline" : "main";
+  row.route = row.collective == "allreduce" ? route_name(arm.work.route) : "p2p";
   row.nranks = boot.nranks();
   row.iters = ctx.opt.iters;
   row.time_us = sum / static_cast<double>(arm.times.size());
   row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e3);  // B/us -> GB/s
   row.busbw = row.algbw * busbw_factor(row.collective, row.nranks);
   row.have_ratio = true;
-  row.bound = arm.bound.text;
-  row.agree_required = arm.bound.bitwise;
+  row.bound = arm.work.bound.text;
+  row.agree_required = arm.work.bound.bitwise;
   row.wrong = 0;
   for (const Summary& s : all) {
     row.max_err = nan_max(row.max_err, s.max_err);
@@ -111,60 +148,54 @@ double paired_speedup(const std::vector<double>& baseline_us, const std::vector<
   return r.size() % 2 == 1 ? r[m] : (r[m - 1] + r[m]) / 2;
 }
 
-// Warm-up and timed iterations of `run`, checking `out` against `want` after each one. With
-// a --baseline instance, each iteration runs on both communicators, in alternating order, so
-// that both see the same machine; rows[0] is the main instance's, rows[1] the baseline's.
-std::vector<Row> measure(RankContext& ctx, CommSpec spec, const Row& row, const std::function<void(Communicator&)>& run,
-                         const uint8_t* out, const uint8_t* want, std::size_t elems, const BoundCheck& bound_check,
-                         const Untimed& untimed = {}) {
+// Warm-up and timed iterations of each arm's collective, checking `out` against the arm's
+// `want` after each one. With a --baseline instance, each iteration runs on both
+// communicators, in alternating order, so that both see the same machine; rows[0] is the main
+// instance's, rows[1] the baseline's. works[i] is arm i's (the main instance's first).
+// `next_inputs`, when set, runs before each iteration's arms (--fresh-inputs).
+std::vector<Row> measure(RankContext& ctx, const Row& row, std::vector<ArmWork> works,
+                         const uint8_t* out, std::size_t elems, const BoundCheck& bound_check,
+                         const std::function<void(int iteration)>& next_inputs = {}) {
   const Options& o = ctx.opt;
   Bootstrap& boot = ctx.boot;
-  spec.name = "squeeze-perf-" + row.collective + "-" + std::to_string(row.bytes);
-  spec.dev = ctx.dev;
-  spec.chain = o.chain;
-  spec.timeout_s = o.timeout_s;
   const bool agreement = row.collective == "allreduce";  // only all-reduce outputs agree across ranks
-  std::vector<Arm> arms(ctx.baseline_lib ? 2 : 1);
-  const Coll coll = agreement ? Coll::kAllReduce : Coll::kAllToAll;
-  const int n = boot.nranks();
-  arms[0].lib = &ctx.lib;
-  arms[0].stats = &ctx.stats;
-  arms[0].bound = bound_for(ctx.policy, coll, o.dtype, row.count, n);
-  if (ctx.baseline_lib) {
-    arms[1].lib = ctx.baseline_lib;
-    arms[1].stats = ctx.baseline_stats;
-    arms[1].bound = bound_for(ctx.baseline_policy, coll, o.dtype, row.count, n);
-    arms[1].baseline = true;
+  std::vector<Arm> arms(works.size());
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    arms[i].lib = i == 0 ? &ctx.lib : ctx.baseline_lib;
+    arms[i].stats = i == 0 ? &ctx.stats : ctx.baseline_stats;
+    arms[i].baseline = i != 0;
+    arms[i].work = std::move(works[i]);
   }
   for (Arm& a : arms) {
     a.before = a.stats->read();
-    spec.comm_id = ctx.comm_base + ++ctx.comm_index;
-    a.comm.emplace(*a.lib, boot, spec);
-    if (untimed.stage) untimed.stage(*a.comm);
+    a.comm = a.work.open(*a.lib, ctx.comm_base + ++ctx.comm_index);
   }
   for (int it = 0; it < o.warmup + o.iters; ++it) {
+    if (next_inputs) next_inputs(it);
     for (std::size_t k = 0; k < arms.size(); ++k) {
       Arm& a = arms[(static_cast<std::size_t>(it) + k) % arms.size()];
+      const Bound& bound = a.work.bound;
       boot.barrier();
       const auto t0 = Clock::now();
-      run(*a.comm);
+      a.comm->run();
       const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
       if (it >= o.warmup) a.times.push_back(us);
       // Every rank is done before anyone checks: a rank's checks must not take the CPU
       // from a rank still inside its timed collective.
       boot.barrier();
-      if (untimed.collect) untimed.collect(*a.comm);
-      Comparison c = compare(out, want, elems, o.dtype);
+      a.comm->collect();
+      Comparison c = compare(out, a.work.want, elems, o.dtype);
       a.mine.max_err = nan_max(a.mine.max_err, c.max_abs_err);
       a.mine.differing += c.differing;
-      if (a.bound.kind == Bound::Kind::kExact) {
+      if (bound.kind == Bound::Kind::kExact) {
         a.mine.wrong += c.differing;
       } else if (c.differing != 0) {  // a lossy run that happened to send raw is within any bound
-        const CheckResult chk = bound_check(out, a.bound);
+        const CheckResult chk = bound_check(out, bound);
         a.mine.wrong += chk.wrong;
         a.mine.wrong_applies = chk.wrong_applies ? 1 : 0;
       } else {  // what the check would say for a bit-exact output
-        a.mine.wrong_applies = a.bound.kind == Bound::Kind::kNone || (agreement && o.op == RedOp::kProd) ? 0 : 1;
+        a.mine.wrong_applies =
+            bound.kind == Bound::Kind::kNone || (agreement && o.op == RedOp::kProd) ? 0 : 1;
       }
       if (agreement) a.mine.hash = hash_bytes(out, elems * compress::dtype_size(o.dtype), a.mine.hash);
     }
@@ -185,11 +216,60 @@ std::vector<Row> measure(RankContext& ctx, CommSpec spec, const Row& row, const 
   return rows;
 }
 
+// A ring all-reduce on a communicator of the net table.
+class RingArm final : public ArmComm {
+ public:
+  RingArm(std::unique_ptr<Communicator> comm, std::function<void(Communicator&)> run)
+      : comm_(std::move(comm)), run_(std::move(run)) {}
+  void run() override { run_(*comm_); }
+
+ private:
+  std::unique_ptr<Communicator> comm_;
+  std::function<void(Communicator&)> run_;
+};
+
+// An all-reduce on the collective network.
+class CollNetArm final : public ArmComm {
+ public:
+  CollNetArm(std::unique_ptr<CollNetComm> comm, std::function<void(CollNetComm&)> run)
+      : comm_(std::move(comm)), run_(std::move(run)) {}
+  void run() override { run_(*comm_); }
+
+ private:
+  std::unique_ptr<CollNetComm> comm_;
+  std::function<void(CollNetComm&)> run_;
+};
+
+// An all-to-all; with --copies gpu its input is staged once and its output collected after
+// each call, outside the timed region.
+class AlltoAllArm final : public ArmComm {
+ public:
+  AlltoAllArm(std::unique_ptr<Communicator> comm, std::function<void(Communicator&)> run,
+              std::function<void(Communicator&)> collect)
+      : comm_(std::move(comm)), run_(std::move(run)), collect_(std::move(collect)) {}
+  void run() override { run_(*comm_); }
+  void collect() override {
+    if (collect_) collect_(*comm_);
+  }
+
+ private:
+  std::unique_ptr<Communicator> comm_;
+  std::function<void(Communicator&)> run_, collect_;
+};
+
+// ncclDataType_t and ncclRedOp_t of the run, as NCCL hands them to the collective network
+// (an average arrives as a sum of premultiplied inputs).
+int nccl_dtype_code(compress::Dtype d) {
+  return d == compress::Dtype::kFloat32 ? 7 : d == compress::Dtype::kBfloat16 ? 9 : 6;
+}
+int nccl_op_code(RedOp op) { return op == RedOp::kMin ? 3 : op == RedOp::kMax ? 2 : 0; }
+
 }  // namespace
 
 std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   const Options& o = ctx.opt;
-  const int n = ctx.boot.nranks(), r = ctx.boot.rank();
+  Bootstrap& boot = ctx.boot;
+  const int n = boot.nranks(), r = boot.rank();
   const std::size_t es = compress::dtype_size(o.dtype);
   const std::size_t count = bytes / es;
   Row row;
@@ -200,29 +280,48 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
   row.redop = red_op_name(o.op);
   row.data = o.ar_data;
 
-  // Every rank regenerates every rank's input, so each knows the exact result.
-  std::vector<std::vector<uint8_t>> inputs;
-  std::vector<const uint8_t*> ptrs;
-  for (int q = 0; q < n; ++q) inputs.push_back(make_input(o.ar_data, count, derive_seed(o.seed, 1, static_cast<uint64_t>(q)), o.dtype));
-  for (const auto& v : inputs) ptrs.push_back(v.data());
-  // avg: as NCCL, each rank's input times 1/n, then a sum (the ring's inputs; the bound check
-  // takes the original ones).
+  // Every rank regenerates every rank's input, so each knows the exact result. With
+  // --fresh-inputs, iteration i > 0 draws training step i of the same data (gradients: the
+  // same layers and scales, new noise) into the same buffers.
+  std::vector<std::vector<uint8_t>> inputs(static_cast<std::size_t>(n));
   std::vector<std::vector<uint8_t>> scaled;
-  std::vector<const uint8_t*> ring_in = ptrs;
-  if (o.op == RedOp::kAvg) {
-    for (std::size_t q = 0; q < ptrs.size(); ++q) {
-      scaled.emplace_back(row.bytes);
-      premultiply(scaled.back().data(), ptrs[q], count, o.dtype, 1.0f / static_cast<float>(n));
-      ring_in[q] = scaled.back().data();
+  std::vector<const uint8_t*> ptrs, red_in;
+  auto draw = [&](int iteration) {
+    for (int q = 0; q < n; ++q) {
+      std::vector<uint8_t> v =
+          make_input(o.ar_data, count, derive_seed(o.seed, 1, static_cast<uint64_t>(q)), o.dtype,
+                     static_cast<uint64_t>(iteration));
+      auto& dst = inputs[static_cast<std::size_t>(q)];
+      if (dst.empty())
+        dst = std::move(v);
+      else if (!v.empty())
+        std::memcpy(dst.data(), v.data(), v.size());
     }
+    // avg: as NCCL, each rank's input times 1/n, then a sum (what both routes reduce; the
+    // bound check takes the original ones).
+    if (o.op == RedOp::kAvg) {
+      scaled.resize(inputs.size());
+      for (std::size_t q = 0; q < inputs.size(); ++q) {
+        scaled[q].resize(row.bytes);
+        premultiply(scaled[q].data(), inputs[q].data(), count, o.dtype,
+                    1.0f / static_cast<float>(n));
+      }
+    }
+  };
+  draw(0);
+  for (std::size_t q = 0; q < inputs.size(); ++q) {
+    ptrs.push_back(inputs[q].data());
+    red_in.push_back(o.op == RedOp::kAvg ? scaled[q].data() : inputs[q].data());
   }
+  const RedOp red_op = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
+  const uint8_t* in = red_in[static_cast<std::size_t>(r)];
+  std::vector<uint8_t> out(row.bytes);
+  const char* dt = nccl_dtype_name(o.dtype_name);
+
+  // The ring: NCCL's schedule and the result it produces raw.
   RingParams rp;
   rp.step_bytes = o.step_bytes;
-  RingSchedule sched(count, n, o.dtype, rp, o.op == RedOp::kAvg ? RedOp::kSum : o.op);
-  std::vector<uint8_t> want(row.bytes), out(row.bytes);
-  sched.reference(ring_in, want.data());
-  const uint8_t* in = ring_in[static_cast<std::size_t>(r)];
-
+  RingSchedule sched(count, n, o.dtype, rp, red_op);
   CommSpec spec;
   spec.kind = ConnKind::kRing;
   spec.simple_bytes = static_cast<std::size_t>(kSteps) * o.step_bytes;
@@ -230,18 +329,77 @@ std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes) {
     spec.send_peers = {(r + 1) % n};
     spec.recv_peers = {(r + n - 1) % n};
   }
-  const char* dt = nccl_dtype_name(o.dtype_name);
+  spec.name = "squeeze-perf-allreduce-" + std::to_string(row.bytes);
+  spec.dev = ctx.dev;
+  spec.chain = o.chain;
+  spec.timeout_s = o.timeout_s;
+  std::vector<uint8_t> ring_want, collnet_want;
+
+  std::vector<ArmWork> works;
+  for (const ArmSide& side : arm_sides(ctx, true)) {
+    ArmWork w;
+    w.route = side.route;
+    if (side.route == Route::kRing) {
+      if (ring_want.empty()) {
+        ring_want.resize(row.bytes);
+        sched.reference(red_in, ring_want.data());
+      }
+      w.want = ring_want.data();
+      w.bound = bound_for(side.policy, Coll::kAllReduce, o.dtype, count, n);
+      w.open = [&](const PluginLib& lib, uint64_t id) -> std::unique_ptr<ArmComm> {
+        CommSpec s = spec;
+        s.comm_id = id;
+        return std::make_unique<RingArm>(
+            std::make_unique<Communicator>(lib, boot, s),
+            [&](Communicator& c) { ring_allreduce(c, sched, rp, in, out.data(), dt); });
+      };
+    } else {
+      if (collnet_want.empty()) {
+        collnet_want.resize(row.bytes);
+        collnet_reference(red_in, collnet_want.data(), count, o.dtype, red_op);
+      }
+      w.want = collnet_want.data();
+      w.bound = collnet_bound_for(side.policy, o.dtype, count, n, o.op);
+      w.open = [&](const PluginLib& lib, uint64_t id) -> std::unique_ptr<ArmComm> {
+        CollNetSpec s;
+        s.comm_id = id;
+        s.name = spec.name;
+        s.dev = ctx.dev;
+        s.chain = o.chain;
+        s.channels = o.collnet_channels;
+        s.timeout_s = o.timeout_s;
+        auto comm = std::make_unique<CollNetComm>(lib, boot, s);
+        const int dtype = nccl_dtype_code(o.dtype), op = nccl_op_code(red_op);
+        if (!comm->supports(dtype, op))
+          throw std::runtime_error(
+              std::string("--route collnet: the plugin's collective network does not support ") +
+              red_op_name(o.op) + " on " + o.dtype_name + " (reduceSupport says no)");
+        return std::make_unique<CollNetArm>(std::move(comm), [&, dtype, op](CollNetComm& c) {
+          c.allreduce(in, out.data(), count, dtype, es, dt, op);
+        });
+      };
+    }
+    works.push_back(std::move(w));
+  }
   const BoundCheck check = [&](const uint8_t* got, const Bound& b) {
     return check_allreduce(ptrs, got, count, o.dtype, b, o.op);
   };
-  return measure(
-      ctx, spec, row, [&](Communicator& c) { ring_allreduce(c, sched, rp, in, out.data(), dt); }, out.data(), want.data(),
-      count, check);
+  std::function<void(int)> next_inputs;
+  if (o.fresh_inputs)
+    next_inputs = [&](int it) {
+      if (it == 0) return;  // drawn above
+      draw(it);
+      if (!ring_want.empty()) sched.reference(red_in, ring_want.data());
+      if (!collnet_want.empty())
+        collnet_reference(red_in, collnet_want.data(), count, o.dtype, red_op);
+    };
+  return measure(ctx, row, std::move(works), out.data(), count, check, next_inputs);
 }
 
 std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
   const Options& o = ctx.opt;
-  const int n = ctx.boot.nranks(), r = ctx.boot.rank();
+  Bootstrap& boot = ctx.boot;
+  const int n = boot.nranks(), r = boot.rank();
   const auto un = static_cast<std::size_t>(n);
   const std::size_t es = compress::dtype_size(o.dtype);
   const std::size_t per_peer = bytes / es / un;
@@ -276,18 +434,36 @@ std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
   ap.chunk_bytes = o.p2p_chunk;
   ap.gpu_copies = o.gpu_copies;
   spec.simple_bytes = alltoall_fifo_bytes(ap, block);
-  Untimed untimed;
-  if (ap.gpu_copies) {
-    untimed.stage = [&](Communicator& c) { alltoall_stage(c, in.data(), block); };
-    untimed.collect = [&](Communicator& c) { alltoall_collect(c, in.data(), out.data(), block); };
-  }
+  spec.name = "squeeze-perf-alltoall-" + std::to_string(row.bytes);
+  spec.dev = ctx.dev;
+  spec.chain = o.chain;
+  spec.timeout_s = o.timeout_s;
   const char* dt = nccl_dtype_name(o.dtype_name);
+  std::vector<ArmWork> works;
+  for (const ArmSide& side : arm_sides(ctx, false)) {
+    ArmWork w;
+    w.want = want.data();
+    w.bound = bound_for(side.policy, Coll::kAllToAll, o.dtype, per_peer, n);
+    w.open = [&](const PluginLib& lib, uint64_t id) -> std::unique_ptr<ArmComm> {
+      CommSpec s = spec;
+      s.comm_id = id;
+      auto comm = std::make_unique<Communicator>(lib, boot, s);
+      std::function<void(Communicator&)> collect;
+      if (ap.gpu_copies) {
+        alltoall_stage(*comm, in.data(), block);
+        collect = [&](Communicator& c) { alltoall_collect(c, in.data(), out.data(), block); };
+      }
+      return std::make_unique<AlltoAllArm>(
+          std::move(comm),
+          [&](Communicator& c) { alltoall(c, ap, in.data(), out.data(), per_peer, o.dtype, dt); },
+          std::move(collect));
+    };
+    works.push_back(std::move(w));
+  }
   const BoundCheck check = [&](const uint8_t* got, const Bound& b) {
     return check_alltoall(want.data(), got, per_peer, n, o.dtype, b);
   };
-  return measure(
-      ctx, spec, row, [&](Communicator& c) { alltoall(c, ap, in.data(), out.data(), per_peer, o.dtype, dt); },
-      out.data(), want.data(), per_peer * un, check, untimed);
+  return measure(ctx, row, std::move(works), out.data(), per_peer * un, check);
 }
 
 }  // namespace squeeze::perf

@@ -6,6 +6,9 @@
 // bound, output hashes and plugin wire statistics into one Row (on rank 0). With
 // a --baseline instance (baseline_lib), every iteration runs through both instances, in
 // alternating order, and two rows come back: the main instance's first, with its speedup.
+// An all-reduce takes each instance's route (--route, --baseline-route): NCCL's ring over the
+// net table, or the collective network (collnet_comm.h), each checked against the result it
+// produces raw and the bound its policy states on that route.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +37,9 @@ struct RankContext {
   // The policies the two instances run (null: no compression), for the bound each states.
   const policy::Policy* policy = nullptr;
   const policy::Policy* baseline_policy = nullptr;
+  // The profiler chain tells the net table the dtype; without it nothing lossy applies on the
+  // ring (the collective network always knows the dtype: iallreduce passes it).
+  bool chain_active = true;
 };
 
 std::vector<Row> run_allreduce(RankContext& ctx, std::size_t bytes);

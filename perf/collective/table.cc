@@ -16,6 +16,13 @@ void print_header(const RunInfo& info) {
     std::printf("#   baseline: a private copy of the plugin under policy %s; iterations alternate between the two, "
                 "speedup = baseline time / time\n",
                 info.baseline_policy.c_str());
+  if (info.route == "collnet" || info.baseline_route == "collnet")
+    std::printf(
+        "#   all-reduce route %s%s%s: collnet = the plugin's collective network "
+        "(ncclCollNetPlugin_v11) as NCCL 2.28's CollNetChain proxy drives it, one rank per node, "
+        "%d channels; ring = NCCL's ring over the net table\n",
+        info.route.c_str(), info.baseline_policy.empty() ? "" : ", baseline's ",
+        info.baseline_policy.empty() ? "" : info.baseline_route.c_str(), info.collnet_channels);
   if (info.gpu_copies)
     std::printf("#   copies gpu: all-to-all time leaves out the copies NCCL's GPU kernels make (user buffer <-> FIFO, "
                 "own block)\n");
@@ -25,8 +32,10 @@ void print_header(const RunInfo& info) {
               "nothing lossy applies; N/A = no bound stated)\n");
   std::printf("#   ratio = bytes handed to the plugin / bytes it put on the wire, from the plugin's own "
               "statistics (SQUEEZE_STATS), over the warm-up and timed iterations; \"-\" = not reported\n");
-  std::printf("#   max_err = max |result - exact|, exact = the uncompressed ring's result; agree = all ranks' "
-              "all-reduce outputs bit-identical (\"no\" where the policy does not keep them so)\n");
+  std::printf(
+      "#   max_err = max |result - exact|, exact = the uncompressed result on the row's route; "
+      "agree = all ranks' all-reduce outputs bit-identical (\"no\" where the policy does not keep "
+      "them so)\n");
   std::fflush(stdout);
 }
 
@@ -51,8 +60,10 @@ TableRow table_row(const Row& r) {
 void print_baseline(const Row& main, const Row& baseline) {
   char ratio[32] = "-";
   if (baseline.have_ratio) std::snprintf(ratio, sizeof ratio, "%.2f", baseline.ratio);
-  std::printf("#   baseline: time %.1f us, algbw %.3f GB/s, ratio %s, max_err %.3g -> speedup %.3f\n", baseline.time_us,
-              baseline.algbw, ratio, baseline.max_err, main.speedup);
+  std::printf(
+      "#   baseline (%s): time %.1f us, algbw %.3f GB/s, ratio %s, max_err %.3g -> speedup %.3f\n",
+      baseline.route.c_str(), baseline.time_us, baseline.algbw, ratio, baseline.max_err,
+      main.speedup);
   std::fflush(stdout);
 }
 
@@ -60,6 +71,7 @@ void print_json(const Row& r, const RunInfo& info) {
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   nlohmann::json j = {{"bench", "squeeze-perf"},
                       {"collective", r.collective},
+                      {"route", r.route},
                       {"nranks", r.nranks},
                       {"size", r.bytes},
                       {"count", r.count},

@@ -33,6 +33,7 @@ struct Row {
   int agree = -1;              // all-reduce: 1 all ranks bit-identical, 0 not; -1 not applicable
   bool agree_required = true;  // false where the policy lets all-reduce ranks differ
   std::string arm;             // with --baseline: "main" or "baseline"; else ""
+  std::string route;           // "ring" | "collnet" (all-reduce), "p2p" (all-to-all)
   std::vector<double> iter_us;  // each timed iteration's slowest-rank time
   // Main row with --baseline: the median over iterations of baseline time / this time, the
   // two run back to back; else 0.
@@ -43,6 +44,8 @@ struct RunInfo {
   int nranks = 0;
   std::string plugin, policy, ifname, dtype, label;
   std::string baseline_policy;  // --baseline, "" when none
+  std::string route, baseline_route;  // the all-reduce's route in each instance
+  int collnet_channels = 0;
   std::string chain;  // how the profiler chain is played, in words
   bool chain_active = false;
   bool gpu_copies = false;  // --copies gpu

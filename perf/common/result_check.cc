@@ -98,9 +98,13 @@ CheckResult check_allreduce(const std::vector<const uint8_t*>& inputs, const uin
     if (b.kind == Bound::Kind::kRel) range_sum += value_range(inputs[q], 0, count, d);
     if (b.kind == Bound::Kind::kRelRow) rows[q] = row_ranges(inputs[q], 0, count, b.row_length, d);
   }
-  // Lossy hops a cast result went through (quantize budgets its bound over them).
-  const double hops = policy::allreduce_lossy_hops(
-      static_cast<int32_t>(n), b.bitwise ? policy::Consistency::kBitwise : policy::Consistency::kRelaxed);
+  // Lossy hops a cast result went through (quantize budgets its bound over them): as the bound
+  // says (the collective network: two), else the ring's.
+  const double hops = b.cast_hops >= 0
+                          ? b.cast_hops
+                          : policy::allreduce_lossy_hops(static_cast<int32_t>(n),
+                                                         b.bitwise ? policy::Consistency::kBitwise
+                                                                   : policy::Consistency::kRelaxed);
   const double cast_u = unit_roundoff(b.cast_to);
   for (std::size_t i = 0; i < count; ++i) {
     double want = 0, abs_sum = 0;

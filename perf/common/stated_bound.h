@@ -10,6 +10,7 @@
 #include <string>
 
 #include "compress/codec.h"
+#include "perf/common/reduce_op.h"
 #include "plugin/policy/policy.h"
 
 namespace squeeze::perf {
@@ -24,6 +25,10 @@ struct Bound {
   uint32_t row_length = 0;  // kRelRow
   compress::Dtype cast_to = compress::Dtype::kBfloat16;  // kCast
   bool bitwise = true;  // all-reduce: the policy keeps ranks bit-identical
+  // kCast all-reduce: casts an element's result went through, each adding up to the cast
+  // type's unit roundoff times the sum of |inputs|; -1: the ring's lossy hops
+  // (policy::allreduce_lossy_hops).
+  int cast_hops = -1;
   // One word, for tables and JSON: "exact", "abs=0.01", "rel=0.02", "rel_row=0.01",
   // "cast=bfloat16", "none(threshold)".
   std::string text = "exact";
@@ -36,5 +41,16 @@ struct Bound {
 // ncclSend/ncclRecv, which the plugin sees as "send", not "alltoall".
 Bound bound_for(const policy::Policy* policy, Coll c, compress::Dtype d, uint64_t count, int nranks,
                 bool as_send = false);
+
+// The bound `policy` states for an all-reduce of `count` elements on Squeeze's collective
+// network among `nodes` (one rank per node), from the plans policy::plan_message() makes for
+// its two hops (Path::kCollNet, plugin/policy/plan.h): each coded contribution may add its
+// share of the rule's bound, the coded result its own, and an element of a sum goes through
+// nodes - 1 contributions and the result (a min or max through one of each), so quantize states
+// the sum of those shares (the rule's bound; relative to the inputs' value ranges, rows taken
+// as whole pieces), a cast two casts, threshold none. Ranks are always bit-identical there.
+// op: kSum, kMin or kMax (an average is a sum).
+Bound collnet_bound_for(const policy::Policy* policy, compress::Dtype d, uint64_t count, int nodes,
+                        RedOp op);
 
 }  // namespace squeeze::perf

@@ -83,17 +83,26 @@ void embeddings(std::size_t bytes, uint64_t seed, uint32_t dim, Traffic* t) {
   }
 }
 
-void gradients(std::size_t bytes, uint64_t seed, Traffic* t) {
+// Student-t(3) scaled: scale times a normal over the root of a chi-square(3) / 3.
+double student_t3(Rng& rng, double scale) {
+  const double a = rng.normal(), b = rng.normal(), c = rng.normal();
+  const double chi = std::sqrt((a * a + b * b + c * c) / 3.0);
+  return scale * rng.normal() / chi;
+}
+
+// step > 0: the same layers and scales as step 0 (the main stream is drawn exactly as then),
+// the noise from a stream of its own.
+void gradients(std::size_t bytes, uint64_t seed, uint64_t step, Traffic* t) {
   Rng rng(seed);
+  Rng noise(seed ^ (step * 0xD1B54A32D192ED03ull));
   t->values.resize(std::max<std::size_t>(1, bytes / 4));
   std::size_t i = 0;
   while (i < t->values.size()) {
     const std::size_t layer = 4096 + static_cast<std::size_t>(rng.next() % 61441);
     const double scale = std::pow(10.0, -4.0 + 2.0 * rng.uniform());
     for (std::size_t j = 0; j < layer && i < t->values.size(); ++j, ++i) {
-      const double a = rng.normal(), b = rng.normal(), c = rng.normal();
-      const double chi = std::sqrt((a * a + b * b + c * c) / 3.0);
-      t->values[i] = static_cast<float>(scale * rng.normal() / chi);
+      const double x = student_t3(rng, scale);
+      t->values[i] = static_cast<float>(step == 0 ? x : student_t3(noise, scale));
     }
   }
 }
@@ -124,16 +133,19 @@ const std::vector<std::string>& traffic_names() {
   return names;
 }
 
-bool make_traffic(const std::string& name, std::size_t bytes, uint64_t seed, Traffic* out) {
+bool make_traffic(const std::string& name, std::size_t bytes, uint64_t seed, Traffic* out,
+                  uint64_t step) {
   out->name = name;
   out->row_length = 0;
   out->values.clear();
+  // Only the gradients keep their layout from step to step; other data sets draw anew.
+  if (step != 0 && name != "gradients") seed ^= step * 0xD1B54A32D192ED03ull;
   if (name == "embeddings") {
     embeddings(bytes, seed, 64, out);
   } else if (name == "embeddings128") {
     embeddings(bytes, seed, 128, out);
   } else if (name == "gradients") {
-    gradients(bytes, seed, out);
+    gradients(bytes, seed, step, out);
   } else if (name == "sparse_grads") {
     sparse_grads(bytes, seed, out);
   } else if (name == "activations") {

@@ -34,8 +34,11 @@ struct Traffic {
 const std::vector<std::string>& traffic_names();
 
 // Builds `name` with about `bytes` bytes of float32 (rounded down to whole rows/samples,
-// at least one). Returns false for an unknown name. Same (name, bytes, seed), same data.
-bool make_traffic(const std::string& name, std::size_t bytes, uint64_t seed, Traffic* out);
+// at least one). Returns false for an unknown name. Same (name, bytes, seed, step), same data.
+// `step` > 0 is a later training step of the same stream: gradients keep their layers and
+// per-layer scales and draw new noise; the other data sets are drawn anew.
+bool make_traffic(const std::string& name, std::size_t bytes, uint64_t seed, Traffic* out,
+                  uint64_t step = 0);
 
 // The message in dtype d (bf16/fp16 rounded to nearest even), as bytes.
 std::vector<uint8_t> to_dtype(const std::vector<float>& v, compress::Dtype d);

@@ -3,8 +3,9 @@
 # value, codec or data set name exits 2 with one line naming it and what is accepted.
 #
 #   tool_cli_test.sh <squeeze-codec-bench> <squeeze-transport-bench> <squeeze-perf> <squeeze-policy> <config dir>
+#                    <squeeze-train-check>
 set -uo pipefail
-codec=$1 transport=$2 perf=$3 policy=$4 config=$5
+codec=$1 transport=$2 perf=$3 policy=$4 config=$5 train=$6
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
@@ -28,6 +29,13 @@ expect_usage_error "--min 'abc': expected a size in bytes" "$transport" --min ab
 expect_usage_error "--reps '0': expected an integer from 1 to 1000" "$transport" --reps 0
 expect_usage_error "-n '0': expected an integer from 1 to 100000" "$perf" -n 0
 expect_usage_error "-o 'xor': expected one of sum, prod, min, max or avg" "$perf" -o xor
+expect_usage_error "--route 'tree': expected one of ring or collnet" "$perf" --route tree
+expect_usage_error "--baseline-route needs --baseline FILE" "$perf" --baseline-route ring
+expect_usage_error "the collective network does not reduce products" "$perf" --route collnet -o prod
+expect_usage_error "--rank-policy 2=$config/off.json: there are only 2 ranks" "$train" -N 2 \
+  --rank-policy "2=$config/off.json"
+expect_usage_error "--rank-policy 'x=y': expected RANK=FILE with RANK a rank number" "$train" \
+  --rank-policy x=y
 expect_usage_error "--bytes '1X': expected a size in bytes" "$policy" explain "$config/dlrm-alltoall.json" \
   --collective alltoall --bytes 1X
 

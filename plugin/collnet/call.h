@@ -82,10 +82,9 @@ struct Call {
   CallIdentity::Result id;
   // Parts, indexed by node (the own entry holds this node's piece only).
   std::unique_ptr<PeerPart[]> parts;
-  // This node's piece: the versions of it that arrive (one slot per node), and
-  // its reduction.
+  // This node's piece: the versions of it that arrive (one slot per node; its
+  // reduction goes straight into recvData).
   Buffer scratch;
-  Buffer reduced;
   policy::Plan result_plan;
   CollStream* result_stream = nullptr;
   Buffer result_frame;

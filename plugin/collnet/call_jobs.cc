@@ -137,31 +137,31 @@ void run_reduce_job(void* arg) noexcept {
         return c->reduce.finish(JobState::kFailed,
                                 where(*c, q, "contribution") + ": " + s.message());
     }
-    if (!reduce_in_order(c->dtype, c->op, inputs, c->reduced.data(), mine.count))
+    // The exact reduction goes straight into recvData (this node's piece of it): raw and
+    // lossless results are sent from there, and a lossy one is coded from there and then
+    // overwritten by its own decoding. (In place, the own input is read element for element
+    // before it is written; the other pieces of the send buffer are not touched.)
+    if (!reduce_in_order(c->dtype, c->op, inputs, out, mine.count))
       return c->reduce.finish(JobState::kFailed, std::string("no reduction ") +
                                                      policy::reduce_op_name(c->op) + " for " +
                                                      policy::dtype_name(c->dtype));
     if (c->result_plan.compress) {
       const compress::Status s =
-          encode_into(*c, c->result_plan, c->result_stream, c->reduced.data(), &c->result_frame,
+          encode_into(*c, c->result_plan, c->result_stream, out, &c->result_frame,
                       &c->result_frame_bytes, &c->result_encode_ns);
       if (!s.ok()) {
         c->result_plan.compress = false;  // the progress thread logs it and sends the result raw
         c->result_plan.raw_cause = policy::RawCause::kFailed;
       } else if (c->result_plan.lossy) {
-        // The owner keeps exactly what every other node will decode from these
-        // bytes.
+        // The owner keeps exactly what every other node will decode from these bytes.
         std::size_t written = 0;
         const compress::Status d = compress::decode_frame(
             {c->result_frame.data(), c->result_frame_bytes}, {out, bytes}, &written);
         if (!d.ok() || written != bytes)
           return c->reduce.finish(JobState::kFailed,
                                   "decoding this node's own result frame: " + d.message());
-        return c->reduce.finish(JobState::kDone);
       }
     }
-    std::memcpy(out, c->reduced.data(),
-                bytes);  // exact: raw, lossless or stored
     c->reduce.finish(JobState::kDone);
   } catch (const std::exception& e) {
     c->reduce.finish(JobState::kFailed, e.what());

@@ -324,7 +324,6 @@ nccl_result_t CollComm::iallreduce(const void* send, void* recv, uint64_t count,
   const Piece mine = piece_of(count, nodes_, me_);
   const std::size_t mine_bytes = mine.count * elem;
   c.scratch.prepare(static_cast<std::size_t>(nodes_) * mine_bytes);
-  c.reduced.prepare(mine_bytes);
   for (int p = 0; p < nodes_; ++p) {
     PeerPart& part = c.parts[static_cast<std::size_t>(p)];
     part.piece = piece_of(count, nodes_, p);
@@ -469,8 +468,7 @@ void CollComm::post_results(Call& c) {
         e.pays->record_encode(c.result_plan.params.codec, bytes, c.result_frame_bytes,
                               static_cast<double>(c.result_encode_ns) * 1e-9);
     } else {
-      // The reduced piece is in recvData (NCCL's registered memory) and in
-      // `reduced`.
+      // The reduced piece is in recvData (NCCL's registered memory).
       item.header.kind = transport::PayloadKind::kRaw;
       item.header.payload_bytes = bytes;
       item.data = c.recv + mine.begin * c.elem;
@@ -666,8 +664,11 @@ nccl_result_t CollComm::test(Call* c, int* done, int* size) {
   *done = 0;
   progress();
   if (!error_.empty()) return error_code_;
-  // Waiting for codec work: lend a hand rather than spin.
-  if (!complete(*c) && engine_.workers().try_run_one()) progress();
+  // Waiting for codec work: lend a hand rather than spin, with every job that is waiting (each
+  // may make the next one ready). NCCL's proxy yields the CPU when a test finds nothing done;
+  // on a core it shares, that would hand the rest of a time slice to another process while
+  // this rank's own coding is queued.
+  while (!complete(*c) && error_.empty() && engine_.workers().try_run_one()) progress();
   if (!error_.empty()) return error_code_;
   if (!complete(*c)) return kNcclSuccess;
   if (size != nullptr) *size = plugin::clamp_int(c->count * c->elem);

@@ -1,5 +1,7 @@
 #include "plugin/tuner/tuner.h"
 
+#include <utility>
+
 #include "plugin/nccl/tuner_abi.h"
 #include "plugin/policy/names.h"
 
@@ -31,18 +33,31 @@ bool steer(const policy::Policy& p, const CollQuery& q, float* table, int num_al
   policy::MessageMeta m;
   m.collective = c;
   m.proto = policy::Proto::kSimple;
-  m.algo = policy::Algo::kRing;
   m.dtype = q.dtype_hint;
   m.coll_bytes = call_bytes(c, q.nbytes, q.nranks);
   m.bytes = m.coll_bytes;
   m.nranks = q.nranks;
   m.comm = q.comm;
+  // Sets an entry NCCL left enabled to 0, the cheapest (a negative entry is disabled: -1, by
+  // NCCL_ALGO/NCCL_PROTO, the topology, or no CollNet).
+  auto take = [&](int algo) {
+    float& entry = table[algo * num_proto + nccl::kProtoSimple];
+    if (entry <= 0.0f) return false;
+    entry = 0.0f;
+    return true;
+  };
+  if (c == Collective::kAllReduce) {
+    for (const auto& [algo, as] :
+         {std::pair{nccl::kAlgoCollNetChain, policy::Algo::kCollNetChain},
+          std::pair{nccl::kAlgoCollNetDirect, policy::Algo::kCollNetDirect}}) {
+      if (algo >= num_algo || table[algo * num_proto + nccl::kProtoSimple] < 0.0f) continue;
+      m.algo = as;
+      if (p.may_compress(m)) return take(algo);
+    }
+  }
+  m.algo = policy::Algo::kRing;
   if (!p.may_compress(m)) return false;
-  float& entry = table[nccl::kAlgoRing * num_proto + nccl::kProtoSimple];
-  if (entry < 0.0f) return false;  // disabled (-1): NCCL_ALGO/NCCL_PROTO or topology ruled it out
-  if (entry == 0.0f) return false;
-  entry = 0.0f;
-  return true;
+  return take(nccl::kAlgoRing);
 }
 
 }  // namespace squeeze::tuner

@@ -33,7 +33,9 @@ void log_once(nccl_logger_t log, const TunerContext& c) {
         c.policy->source().c_str());
   } else {
     log(kLogInfo, kSubsysInit | kSubsysTuning, __FILE__, __LINE__,
-        "Squeeze tuner: collectives that policy %s compresses run on Ring/Simple where NCCL allows it",
+        "Squeeze tuner: all-reduces that policy %s compresses run on CollNet where NCCL offers it "
+        "(NCCL_COLLNET_ENABLE=1), other collectives it compresses on Ring/Simple where NCCL allows "
+        "it",
         c.policy->source().c_str());
   }
 }

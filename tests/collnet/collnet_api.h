@@ -1,26 +1,23 @@
-// Test harness: dlopens the built plugin and presents any exported CollNet
-// table version (v8..v11) through one v11-shaped interface, with the net table
-// (NCCL initialises it first) and the built-in profiler (which tells the
-// collective network where its calls belong). This is how NCCL's CollNet proxy
-// sees the plugin; nothing here calls the engine directly.
+// Test harness: the built plugin as NCCL's CollNet proxy sees it. Loads SQUEEZE_PLUGIN_PATH
+// (perf/collective/plugin_lib.h), presents any exported CollNet table version (v8..v12) through
+// perf/collective/collnet_table.h, with the net table (NCCL initialises it first) and the
+// built-in profiler (which tells the collective network where its calls belong, played by
+// perf/collective/prof_chain.h). squeeze-perf drives the same classes; nothing here calls the
+// engine directly.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
-#include "plugin/nccl/collnet_abi.h"
-#include "plugin/nccl/net_abi.h"
-#include "plugin/nccl/profiler_abi.h"
+#include "perf/collective/collnet_table.h"
+#include "perf/collective/plugin_lib.h"
+#include "perf/collective/prof_chain.h"
 
 namespace squeeze::testing {
 
-struct CollNetProps {
-  std::string name;
-  std::string pci_path;  // empty when null
-  int ptr_support = 0;
-  std::size_t max_coll = 0;  // 0 where the version has none
-};
+using CollNetProps = perf::CollNetProps;
 
 class CollNetApi {
  public:
@@ -34,49 +31,48 @@ class CollNetApi {
   CollNetApi(const CollNetApi&) = delete;
   CollNetApi& operator=(const CollNetApi&) = delete;
 
-  int version() const { return version_; }
-  const char* name() const;
-  bool has_iallgather() const;
-  bool has_ireducescatter() const;
-  // The net table's init, then the collective network's (v11: with comm_id), as
-  // NCCL does.
+  perf::CollNetTable& table() { return *table_; }
+  int version() const { return table_->version(); }
+  const char* name() const { return table_->name(); }
+  bool has_iallgather() const { return table_->has_iallgather(); }
+  bool has_ireducescatter() const { return table_->has_ireducescatter(); }
+  // The net table's init, then the collective network's (v11, v12: with comm_id), as NCCL does.
   int init(uint64_t comm_id);
-  int finalize();  // v11: finalize(ctx) on both tables; older: nothing
-  int devices(int* n);
-  int props(int dev, CollNetProps* out);
-  int net_props(int dev,
-                CollNetProps* out);  // the net table's (v11) view of the same device
-  int listen(int dev, void* handle, void** l);
-  int connect(void** handles, int nranks, int rank, void* l, void** c);
-  int reduce_support(int dtype, int op, int* supported);
-  int reg_mr(void* c, void* data, std::size_t size, int type, void** mh);
-  int dereg_mr(void* c, void* mh);
+  int finalize();  // the collective network's finalize, the net table's, the profiler's
+  int devices(int* n) { return table_->devices(n); }
+  int props(int dev, CollNetProps* out) { return table_->props(dev, out); }
+  int net_props(int dev, CollNetProps* out);  // the net table's (v11) view of the same device
+  int listen(int dev, void* handle, void** l) { return table_->listen(dev, handle, l); }
+  int connect(void** handles, int nranks, int rank, void* l, void** c) {
+    return table_->connect(handles, nranks, rank, l, c);
+  }
+  int reduce_support(int dtype, int op, int* s) { return table_->reduce_support(dtype, op, s); }
+  int reg_mr(void* c, void* data, std::size_t size, int type, void** mh) {
+    return table_->reg_mr(c, data, size, type, mh);
+  }
+  int dereg_mr(void* c, void* mh) { return table_->dereg_mr(c, mh); }
   int iallreduce(void* c, void* send, void* recv, std::size_t count, int dtype, int op, void* smh,
-                 void* rmh, void** req);
-  int iflush(void* c, void* data, int size, void* mh, void** req);
-  int test(void* req, int* done, int* size);
-  int close_coll(void* c);
-  int close_listen(void* l);
+                 void* rmh, void** req) {
+    return table_->iallreduce(c, send, recv, count, dtype, op, smh, rmh, req);
+  }
+  int iflush(void* c, void* data, int size, void* mh, void** req) {
+    return table_->iflush(c, data, size, mh, req);
+  }
+  int test(void* req, int* done, int* size) { return table_->test(req, done, size); }
+  int close_coll(void* c) { return table_->close_coll(c); }
+  int close_listen(void* l) { return table_->close_listen(l); }
 
-  // The built-in profiler, initialised for comm_id as NCCL does at communicator
-  // init. Then announce() plays the Coll event NCCL starts before a CollNet
-  // all-reduce's proxy ops.
-  int profiler_init(uint64_t comm_id, int nnodes, int nranks, int rank);
+  // The built-in profiler, initialised for comm_id as NCCL does at communicator init. Then
+  // announce_allreduce() plays the Coll event NCCL starts before a CollNet all-reduce's proxy
+  // ops.
+  int profiler_init(uint64_t comm_id, int nranks, int rank);
   void announce_allreduce(uint64_t seq, uint64_t count, const char* nccl_dtype, int nchannels);
 
  private:
-  int version_;
-  void* lib_ = nullptr;
-  std::string copy_path_;
-  nccl_net_v11* net_ = nullptr;
+  perf::PluginLib lib_;
+  std::unique_ptr<perf::CollNetTable> table_;
   void* net_ctx_ = nullptr;
-  void* ctx_ = nullptr;
-  nccl_collnet_v8* v8_ = nullptr;
-  nccl_collnet_v9* v9_ = nullptr;  // also v10
-  nccl_collnet_v11* v11_ = nullptr;
-  nccl_collnet_v12* v12_ = nullptr;
-  nccl_profiler_v5* prof_ = nullptr;
-  void* prof_ctx_ = nullptr;
+  std::unique_ptr<perf::ProfChain> chain_;
 };
 
 }  // namespace squeeze::testing

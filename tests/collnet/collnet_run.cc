@@ -10,7 +10,7 @@
 #include <random>
 
 #include "compress/half.h"
-#include "tests/collnet/chain_proxy.h"
+#include "perf/collective/chain_proxy.h"
 #include "tests/collnet/collnet_api.h"
 
 namespace squeeze::testing {
@@ -115,8 +115,7 @@ RunResult run_collnet(const RunSpec& spec, RankGroup& group) {
     double* numbers = group.numbers(rank);
     CollNetApi api(spec.version);
     if (api.init(comm_id) != 0) return kInit;
-    if (spec.profiler && api.profiler_init(comm_id, spec.nodes, spec.nodes, rank) != 0)
-      return kInit;
+    if (spec.profiler && api.profiler_init(comm_id, spec.nodes, rank) != 0) return kInit;
     alignas(8) uint8_t handle[RankGroup::kHandleBytes] = {};
     void* listen = nullptr;
     if (api.listen(0, handle, &listen) != 0) return kListen;
@@ -128,7 +127,7 @@ RunResult run_collnet(const RunSpec& spec, RankGroup& group) {
     if (api.close_listen(listen) != 0) return kClose;  // NCCL closes it once connected
     int code = kOk;
     {
-      ChainProxy proxy(api, comm, spec.channels);
+      perf::ChainProxy proxy(api.table(), comm, spec.channels);
       if (proxy.setup() != 0) return kSetup;
       const std::size_t e = elem_size(spec.dtype);
       uint64_t seq = 0;
@@ -147,8 +146,9 @@ RunResult run_collnet(const RunSpec& spec, RankGroup& group) {
                                                              : "ncclUint8",
                                    spec.channels);
           if (rank == spec.kill_rank && static_cast<int>(k) == spec.kill_at) {
-            // Post this all-reduce's first calls, then die mid-collective.
-            (void)proxy.allreduce(in.data(), out.data(), count, spec.dtype, e, spec.op, 0.002);
+            // Post this all-reduce's first four calls (of eight for 1 MiB), then die
+            // mid-collective.
+            (void)proxy.post_first(in.data(), count, spec.dtype, e, spec.op, 4, 1.0);
             raise(SIGKILL);
           }
           const auto t0 = std::chrono::steady_clock::now();

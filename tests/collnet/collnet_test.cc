@@ -1,7 +1,7 @@
 // The collective network (ncclCollNetPlugin_v8..v12) as NCCL 2.28.9's CollNet
 // proxy drives it: 4 ranks (one per node) in separate processes over loopback,
 // all-reduces cut into calls as CollNetChain cuts them
-// (tests/collnet/chain_proxy.h). What users rely on: every rank ends with the
+// (perf/collective/chain_proxy.h). What users rely on: every rank ends with the
 // same bits under every codec; raw and lossless are exact; lossy codecs stay
 // within the policy's bound; the wire ratio; integer sums; refused reductions;
 // a dead peer is an error within seconds; every exported version works through

@@ -55,6 +55,35 @@ TEST(Reduce, SumsInNodeOrderInDoubleAndRoundsOnce) {
   EXPECT_EQ(out[1], 12.0f);
 }
 
+TEST(Reduce, BlocksGiveTheBitsOfOneElementAtATimeInPlaceToo) {
+  // Counts around the block size (the vectorised passes, then a scalar tail), three inputs
+  // whose sums round, and the owner's own input as the output (in place).
+  for (uint64_t count : {1ull, 255ull, 256ull, 257ull, 1000ull, 4099ull}) {
+    std::vector<float> a(count), b(count), c(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      const auto x = static_cast<float>(i);
+      a[i] = std::sin(x) * 1e3f;
+      b[i] = std::cos(x * 0.7f) * 1e-4f;
+      c[i] = -a[i] + std::ldexp(1.0f, -20) * x;
+    }
+    std::vector<float> want(count), got(count), in_place = b;
+    for (uint64_t i = 0; i < count; ++i) {
+      double s = a[i];
+      s += b[i];
+      s += c[i];
+      want[i] = static_cast<float>(s);
+    }
+    const void* in[] = {a.data(), b.data(), c.data()};
+    ASSERT_TRUE(
+        collnet::reduce_in_order(DataType::kFloat32, ReduceOp::kSum, in, got.data(), count));
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), count * 4), 0) << count;
+    const void* in2[] = {a.data(), in_place.data(), c.data()};
+    ASSERT_TRUE(
+        collnet::reduce_in_order(DataType::kFloat32, ReduceOp::kSum, in2, in_place.data(), count));
+    EXPECT_EQ(std::memcmp(in_place.data(), want.data(), count * 4), 0) << count << " in place";
+  }
+}
+
 TEST(Reduce, MinMaxPickAnInputsBitsAndNanWins) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float a[] = {1.0f, -0.0f, 2.0f}, b[] = {-3.0f, 0.0f, nan};

@@ -118,14 +118,16 @@ TEST(BuiltinTables, NetV12IsV11WithV12Properties) {
 
 // What the tuner tables do for NCCL: with the Squeeze net plugin initialised under a policy
 // that compresses float32 all-reduce of 1 MiB and more, both steer such an all-reduce onto
-// Ring/Simple and leave everything else; before the net plugin runs they leave NCCL alone.
+// Ring/Simple on a communicator without CollNet and leave everything else; before the net
+// plugin runs they leave NCCL alone. (Where NCCL offers CollNet they pick it instead:
+// tuner_test.cc.)
 // In a child process: the plugin reads its settings and policy once, at the first init (ctest
 // runs each test in a process of its own, so no earlier test has initialised it).
 constexpr const char* kPolicy = R"({"version": 1, "rules": [
   {"name": "grad", "match": {"collective": "allreduce", "dtype": "float32", "min_bytes": 1048576},
    "codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01}}]})";
 
-constexpr int kA = 7, kP = 3, kRing = 1, kSimple = 2;
+constexpr int kA = 7, kP = 3, kRing = 1, kCollNetDirect = 2, kCollNetChain = 3, kSimple = 2;
 constexpr int kAllReduce = 4, kAlltoAll = 8;
 using CostTable = std::array<std::array<float, kP>, kA>;
 
@@ -135,6 +137,8 @@ CostTable nccl_costs() {
     for (int p = 0; p < kP; ++p) t[a][p] = 10.0f + static_cast<float>(a * kP + p);
   }
   t[0][0] = 1.0f;  // NCCL's favourite: Tree/LL
+  // Without NCCL_COLLNET_ENABLE, NCCL leaves the CollNet rows at -1 (disabled).
+  for (int p = 0; p < kP; ++p) t[kCollNetDirect][p] = t[kCollNetChain][p] = -1.0f;
   return t;
 }
 

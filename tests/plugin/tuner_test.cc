@@ -1,9 +1,11 @@
-// The built-in tuner steers to Ring/Simple only collectives the policy compresses, and only
-// by editing an entry NCCL left enabled.
+// The built-in tuner steers only collectives the policy compresses, and only by editing an entry
+// NCCL left enabled: all-reduces to CollNet where NCCL offers it, else to Ring/Simple.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "plugin/nccl/tuner_abi.h"
@@ -121,6 +123,109 @@ TEST(Tuner, RejectsTablesTooSmallToHoldRingSimple) {
   EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, small.data(), 2, 2));
   EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, small.data(), 1, 3));
   EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, nullptr, kA, kP));
+}
+
+// The table NCCL 2.28.9 builds when the communicator has CollNet (NCCL_COLLNET_ENABLE=1, enough
+// nodes, reduceSupport said yes): CollNet's Simple entries hold times, its LL and LL128 stay -1.
+Table collnet_table(bool chain, bool direct) {
+  Table t = nccl_table();
+  if (chain) t[nccl::kAlgoCollNetChain][nccl::kProtoSimple] = 30.0f;
+  if (direct) t[nccl::kAlgoCollNetDirect][nccl::kProtoSimple] = 25.0f;
+  return t;
+}
+
+TEST(Tuner, SteersCompressedAllReducesOntoCollNetWhereNcclOffersIt) {
+  auto p = parse(kPolicy);
+  ASSERT_NE(p, nullptr);
+  const tuner::CollQuery q{nccl::kFuncAllReduce, 4 << 20, 8, policy::DataType::kUnknown, nullptr};
+  for (const auto& [chain, direct, want] :
+       {std::tuple{true, false, nccl::kAlgoCollNetChain},
+        std::tuple{true, true, nccl::kAlgoCollNetChain},  // Chain first: one rank per node
+        std::tuple{false, true, nccl::kAlgoCollNetDirect}}) {
+    Table t = collnet_table(chain, direct), before = t;
+    EXPECT_TRUE(tuner::steer(*p, q, &t[0][0], kA, kP));
+    int a = -1, pr = -1;
+    EXPECT_EQ(changed(before, t, &a, &pr), 1) << chain << direct;
+    EXPECT_EQ(a, want);
+    EXPECT_EQ(pr, nccl::kProtoSimple);
+    EXPECT_EQ(t[want][nccl::kProtoSimple], 0.0f);  // now NCCL's cheapest
+    EXPECT_EQ(t[nccl::kAlgoRing][nccl::kProtoSimple], before[nccl::kAlgoRing][nccl::kProtoSimple]);
+  }
+}
+
+TEST(Tuner, WithoutCollNetCompressedAllReducesStayOnTheRing) {
+  // NCCL_COLLNET_ENABLE unset (or reduceSupport said no for the op and dtype): every CollNet
+  // entry is -1, and the ring takes the compressed all-reduce as before.
+  auto p = parse(kPolicy);
+  ASSERT_NE(p, nullptr);
+  Table t = collnet_table(false, false), before = t;
+  EXPECT_TRUE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, &t[0][0], kA, kP));
+  int a = -1, pr = -1;
+  EXPECT_EQ(changed(before, t, &a, &pr), 1);
+  EXPECT_EQ(a, nccl::kAlgoRing);
+  EXPECT_EQ(t[nccl::kAlgoCollNetChain][nccl::kProtoSimple], nccl::kAlgoProtoIgnore);
+  // A table too small to hold CollNet's rows (2 algorithms: Tree and Ring) is read as such.
+  std::array<float, 6> small{1, 2, 3, 4, 5, 6};
+  EXPECT_TRUE(
+      tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, small.data(), 2, 3));
+  EXPECT_EQ(small[nccl::kAlgoRing * 3 + nccl::kProtoSimple], 0.0f);
+}
+
+TEST(Tuner, LeavesEverythingElseAloneWhenCollNetIsOffered) {
+  auto p = parse(kPolicy);
+  ASSERT_NE(p, nullptr);
+  // Uncompressed all-reduces (too small, not float32): NCCL's choice, CollNet or not.
+  for (const auto& [nbytes, hint] :
+       {std::pair<uint64_t, policy::DataType>{1024, {}},
+        std::pair<uint64_t, policy::DataType>{4 << 20, policy::DataType::kInt32}}) {
+    Table t = collnet_table(true, true), before = t;
+    EXPECT_FALSE(
+        tuner::steer(*p, {nccl::kFuncAllReduce, nbytes, 8, hint, nullptr}, &t[0][0], kA, kP))
+        << nbytes;
+    EXPECT_EQ(t, before);
+  }
+  // Other collectives never go to CollNet (Squeeze has no iallgather/ireducescatter); a
+  // compressed AllGather still takes the ring.
+  Table t = collnet_table(true, true), before = t;
+  EXPECT_TRUE(
+      tuner::steer(*p, {nccl::kFuncAllGather, 8 * 65536, 8, {}, nullptr}, &t[0][0], kA, kP));
+  int a = -1, pr = -1;
+  EXPECT_EQ(changed(before, t, &a, &pr), 1);
+  EXPECT_EQ(a, nccl::kAlgoRing);
+  // Already NCCL's cheapest: nothing to change.
+  t = collnet_table(true, false);
+  t[nccl::kAlgoCollNetChain][nccl::kProtoSimple] = 0.0f;
+  before = t;
+  EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, &t[0][0], kA, kP));
+  EXPECT_EQ(t, before);
+}
+
+TEST(Tuner, RulesForTheRingOnlyKeepTheirAllReducesOnTheRing) {
+  // A rule that matches the ring's algorithm only does not compress on CollNet: the tuner
+  // steers to the ring, where it does, even with CollNet offered. And a rule for CollNet only
+  // takes CollNet, and leaves NCCL's choice when CollNet is not offered.
+  auto ring =
+      parse(R"({"version": 1, "rules": [{"match": {"collective": "allreduce", "algo": "ring"},
+    "codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01}}]})");
+  auto collnet =
+      parse(R"({"version": 1, "rules": [{"match": {"collective": "allreduce", "algo": "collnet"},
+    "codec": "threshold", "keep": 0.01, "error_feedback": true}]})");
+  ASSERT_NE(ring, nullptr);
+  ASSERT_NE(collnet, nullptr);
+  const tuner::CollQuery q{nccl::kFuncAllReduce, 4 << 20, 8, policy::DataType::kFloat32, nullptr};
+  Table t = collnet_table(true, false), before = t;
+  EXPECT_TRUE(tuner::steer(*ring, q, &t[0][0], kA, kP));
+  int a = -1, pr = -1;
+  EXPECT_EQ(changed(before, t, &a, &pr), 1);
+  EXPECT_EQ(a, nccl::kAlgoRing);
+  t = collnet_table(true, false);
+  EXPECT_TRUE(tuner::steer(*collnet, q, &t[0][0], kA, kP));
+  EXPECT_EQ(changed(before, t, &a, &pr), 1);
+  EXPECT_EQ(a, nccl::kAlgoCollNetChain);
+  t = collnet_table(false, false);
+  before = t;
+  EXPECT_FALSE(tuner::steer(*collnet, q, &t[0][0], kA, kP));
+  EXPECT_EQ(t, before);
 }
 
 TEST(Tuner, AdapterSteersOnlyWithThePolicyItIsGiven) {

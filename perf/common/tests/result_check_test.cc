@@ -83,6 +83,83 @@ TEST(Bound, ThresholdStatesNoneAndCastNamesItsType) {
             Bound::Kind::kExact);  // fp32 only
 }
 
+// The collective network codes both halves of an all-reduce (plugin/policy/plan.h): a sum's
+// n - 1 contributions share half the rule's bound, the result the other half, so the bound it
+// states for the result is the rule's, and its ranks always agree.
+TEST(CollNetBound, QuantizeStatesTheRulesBoundOverBothHops) {
+  auto q = load("perf/collective/policies/collnet-quantize.json");
+  for (int nodes : {2, 4, 7}) {
+    for (RedOp op : {RedOp::kSum, RedOp::kAvg, RedOp::kMin, RedOp::kMax}) {
+      const Bound b = collnet_bound_for(q.get(), Dtype::kFloat32, 1 << 20, nodes, op);
+      EXPECT_EQ(b.kind, Bound::Kind::kRel) << nodes;
+      EXPECT_NEAR(b.value, 1e-3, 1e-15) << nodes << " nodes, " << red_op_name(op);
+      EXPECT_TRUE(b.bitwise);
+      EXPECT_EQ(b.text, "rel=0.001");
+    }
+  }
+  // perf/nccl's quantize policy has no "algo": its all-reduce rule applies on CollNet too.
+  auto nccl = load("perf/nccl/policies/quantize.json");
+  EXPECT_NEAR(collnet_bound_for(nccl.get(), Dtype::kBfloat16, 1 << 20, 3, RedOp::kSum).value, 1e-3,
+              1e-15);
+  // One node sends nothing; below the rule's 64 KiB the call goes raw.
+  EXPECT_EQ(collnet_bound_for(q.get(), Dtype::kFloat32, 1 << 20, 1, RedOp::kSum).kind,
+            Bound::Kind::kExact);
+  EXPECT_EQ(collnet_bound_for(q.get(), Dtype::kFloat32, 1000, 4, RedOp::kSum).kind,
+            Bound::Kind::kExact);
+}
+
+TEST(CollNetBound, RawRingOnlyThresholdAndCast) {
+  EXPECT_EQ(collnet_bound_for(nullptr, Dtype::kFloat32, 1 << 20, 4, RedOp::kSum).kind,
+            Bound::Kind::kExact);
+  auto off = load("config/off.json");
+  EXPECT_EQ(collnet_bound_for(off.get(), Dtype::kFloat32, 1 << 20, 4, RedOp::kSum).kind,
+            Bound::Kind::kExact);
+  // A rule matching the ring's algorithm does not apply on the collective network.
+  std::vector<std::string> errors;
+  auto ring = policy::Policy::parse(
+      R"({"version": 1, "rules": [{"match": {"collective": "allreduce", "algo": "ring"},
+          "codec": "quantize", "error_bound": {"mode": "abs", "value": 0.5}}]})",
+      "ring.json", &errors);
+  ASSERT_NE(ring, nullptr) << (errors.empty() ? "" : errors[0]);
+  EXPECT_EQ(collnet_bound_for(ring.get(), Dtype::kFloat32, 1 << 20, 4, RedOp::kSum).kind,
+            Bound::Kind::kExact);
+  auto t = load("perf/collective/policies/collnet-threshold.json");
+  EXPECT_EQ(collnet_bound_for(t.get(), Dtype::kFloat32, 1 << 20, 2, RedOp::kSum).kind,
+            Bound::Kind::kNone);
+  // A min or max cannot drop values: the rule's lossless fallback, exact.
+  EXPECT_EQ(collnet_bound_for(t.get(), Dtype::kFloat32, 1 << 20, 2, RedOp::kMax).kind,
+            Bound::Kind::kExact);
+  auto c = load("perf/nccl/policies/cast.json");
+  const Bound b = collnet_bound_for(c.get(), Dtype::kFloat32, 1 << 20, 5, RedOp::kSum);
+  EXPECT_EQ(b.kind, Bound::Kind::kCast);
+  EXPECT_EQ(b.cast_hops, 2);  // the contribution and the result, whatever the node count
+}
+
+TEST(CollNetBound, CheckCountsAgainstIt) {
+  // Four ranks; each element may be off by the rule's bound times the inputs' ranges.
+  std::vector<std::vector<uint8_t>> in;
+  std::vector<const uint8_t*> ptrs;
+  for (int q = 0; q < 4; ++q) in.push_back(f32(ramp(300, 1.0f, 0.1f * static_cast<float>(q))));
+  for (const auto& v : in) ptrs.push_back(v.data());
+  auto q = load("perf/collective/policies/collnet-quantize.json");
+  const Bound b = collnet_bound_for(q.get(), Dtype::kFloat32, 1 << 20, 4, RedOp::kSum);
+  ASSERT_EQ(b.kind, Bound::Kind::kRel);
+  std::vector<float> sum(300, 0.0f);
+  for (const auto& v : in)
+    for (std::size_t i = 0; i < 300; ++i) {
+      float x;
+      std::memcpy(&x, &v[4 * i], 4);
+      sum[i] += x;
+    }
+  // Ranges ~2 each: a budget of ~8e-3 per element.
+  sum[10] += 4e-3f;
+  sum[11] += 2e-2f;
+  auto got = f32(sum);
+  const CheckResult r = check_allreduce(ptrs, got.data(), 300, Dtype::kFloat32, b);
+  EXPECT_EQ(r.wrong, 1u);
+  EXPECT_NEAR(r.max_err, 2e-2, 1e-4);
+}
+
 TEST(CheckAllReduce, TwoRanksMustMatchTheFloatSumBitForBit) {
   auto a = f32(ramp(1000, 1.0f, 0.1f)), b = f32(ramp(1000, 3.0f, -0.2f));
   std::vector<float> sum(1000);
