@@ -43,8 +43,14 @@ TEST(WireBytes, TcpHello) {
   const Bytes want = {'S',  'Q',  'Z',  'H',  1,    0,    0,    0,
                       0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01};
   EXPECT_EQ(got, want);
-  EXPECT_TRUE(tcp::hello_is_for(want.data(), 0x0102030405060708ull));
-  EXPECT_FALSE(tcp::hello_is_for(want.data(), 0x0102030405060709ull));
+  EXPECT_EQ(tcp::check_hello(want.data(), 0x0102030405060708ull), tcp::Hello::kOurs);
+  EXPECT_EQ(tcp::check_hello(want.data(), 0x0102030405060709ull), tcp::Hello::kStray);
+  Bytes other = want;
+  other[4] = 2;  // another version, this listener's nonce: the peer is ours, its version is not
+  EXPECT_EQ(tcp::check_hello(other.data(), 0x0102030405060708ull), tcp::Hello::kOtherVersion);
+  EXPECT_EQ(tcp::hello_version(other.data()), 2u);
+  other[0] = 'X';  // another magic: a stray, whatever else it says
+  EXPECT_EQ(tcp::check_hello(other.data(), 0x0102030405060708ull), tcp::Hello::kStray);
 }
 
 TEST(WireBytes, UcxHello) {

@@ -6,9 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 #include "compress/byte_io.h"
+#include "transport/socket/nonce.h"
+#include "transport/socket/pending_set.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
@@ -26,11 +27,6 @@ constexpr std::size_t kAddrMax = sizeof(sockaddr_in6);  // 28
 constexpr std::size_t kNonceOffset = kAddrOffset + kAddrMax + 4;  // 40
 constexpr std::size_t kStageOffset = kHandleBytes - sizeof(void*);
 static_assert(kNonceOffset + 8 <= kStageOffset, "handle layout overlaps");
-
-uint64_t random_nonce() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng();
-}
 
 // State of a connect() in progress, owned through the handle's stage slot.
 struct Connecting {
@@ -52,8 +48,8 @@ void set_stage(void* handle, Connecting* c) {
 
 class TcpListener final : public Listener {
  public:
-  TcpListener(sock::Fd fd, uint64_t nonce, std::string where, const sock::SocketOptions& socket)
-      : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)), socket_(socket) {}
+  TcpListener(sock::Fd fd, uint64_t nonce, const std::string& where, const sock::SocketOptions& socket)
+      : fd_(std::move(fd)), nonce_(nonce), socket_(socket), pending_("TCP listener " + where, socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -63,45 +59,48 @@ class TcpListener final : public Listener {
     uint8_t hello[kHelloBytes];
     std::size_t got = 0;
   };
+  Status step(Pending& p, sock::Verdict* v) const;
   sock::Fd fd_;
   uint64_t nonce_;
-  std::string where_;
   sock::SocketOptions socket_;
-  std::vector<Pending> pending_;
+  sock::PendingSet<Pending> pending_;
 };
+
+// Reads what has arrived of one connection's hello and judges it.
+Status TcpListener::step(Pending& p, sock::Verdict* v) const {
+  std::size_t n = 0;
+  int err = 0;
+  sock::Io io = sock::read_once(p.fd.get(), p.hello + p.got, kHelloBytes - p.got, &n, &err);
+  if (io == sock::Io::kWouldBlock) return Status::Ok();
+  if (io != sock::Io::kProgress) {
+    *v = {sock::Verdict::kDrop, io == sock::Io::kClosed ? "closed before its hello" : "socket error before its hello"};
+    return Status::Ok();
+  }
+  p.got += n;
+  if (p.got < kHelloBytes) return Status::Ok();
+  switch (check_hello(p.hello, nonce_)) {
+    case Hello::kStray:
+      *v = {sock::Verdict::kDrop, "hello with another magic or nonce"};
+      return Status::Ok();
+    case Hello::kOtherVersion:
+      return Status::Remote("peer " + p.peer.str() + " speaks Squeeze TCP wire version " +
+                            std::to_string(hello_version(p.hello)) + "; this listener speaks version " +
+                            std::to_string(kMsgWireVersion));
+    case Hello::kOurs:
+      break;
+  }
+  *v = {sock::Verdict::kReady, ""};
+  return Status::Ok();
+}
 
 Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
   *comm = nullptr;
-  for (;;) {  // take every connection the kernel has queued
-    Pending p;
-    p.peer.len = sizeof(p.peer.storage);
-    int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&p.peer.storage), &p.peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
-    }
-    p.fd = sock::Fd(fd);
-    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) return s;
-    pending_.push_back(std::move(p));
-  }
-  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-    std::size_t n = 0;
-    int err = 0;
-    sock::Io io = sock::read_once(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, &n, &err);
-    if (io == sock::Io::kWouldBlock) continue;
-    bool bad = io != sock::Io::kProgress;
-    it->got += n;
-    if (!bad && it->got < kHelloBytes) continue;
-    if (!bad && !hello_is_for(it->hello, nonce_)) bad = true;
-    if (bad) {  // a stray or stale connection: drop it, keep listening
-      pending_.erase(it);
-      return Status::Ok();
-    }
-    *comm = std::make_unique<TcpRecvComm>(std::move(it->fd), it->peer.str());
-    pending_.erase(it);
-    return Status::Ok();
-  }
+  std::unique_ptr<Pending> ready;
+  Status s = pending_.poll(
+      fd_.get(), [](sock::Fd fd, const sock::SockAddr& peer) { return std::make_unique<Pending>(Pending{std::move(fd), peer, {}, 0}); },
+      [this](Pending& p, sock::Verdict* v) { return step(p, v); }, &ready);
+  if (!s.ok()) return s;
+  if (ready) *comm = std::make_unique<TcpRecvComm>(std::move(ready->fd), ready->peer.str(), socket_.stall_timeout_ms);
   return Status::Ok();
 }
 
@@ -133,7 +132,8 @@ Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
-  uint64_t nonce = random_nonce();
+  uint64_t nonce = 0;
+  if (Status s = sock::random_nonce(&nonce); !s.ok()) return s;
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
   compress::store_le32(h, kHandleMagic);
