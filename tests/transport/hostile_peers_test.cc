@@ -338,7 +338,8 @@ TEST_P(HostilePeers, AcceptRecoversUnderAnOpenFileLimitOf64) {
     RecvItem ri{1, in, sizeof in};
     int rs = -1, ss = -1;
     ASSERT_TRUE(first_recv->post({&ri, 1}, &rs).ok());
-    ASSERT_TRUE(first_send->post({{1, PayloadKind::kRaw, sizeof out, sizeof out}, out, nullptr}, &ss).ok());
+    ASSERT_TRUE(
+        first_send->post({{1, PayloadKind::kRaw, sizeof out, sizeof out}, out, nullptr}, &ss).ok());
     bool rd = false, sd = false;
     Received got[1];
     const auto t0 = Clock::now();

@@ -26,8 +26,7 @@ AcceptResult accept_one(int listen_fd, Fd* fd, SockAddr* peer, int* err) {
       case EMFILE:
       case ENFILE:
       case ENOBUFS:
-      case ENOMEM:
-        return AcceptResult::kShort;
+      case ENOMEM: return AcceptResult::kShort;
       // A connection that failed between SYN and accept, or that a firewall refused: Linux
       // reports the pending connection's own network error here. Take the next one.
       case EINTR:
@@ -41,10 +40,8 @@ AcceptResult accept_one(int listen_fd, Fd* fd, SockAddr* peer, int* err) {
       case EHOSTUNREACH:
       case EOPNOTSUPP:
       case ENETUNREACH:
-      case ETIMEDOUT:
-        continue;
-      default:
-        return AcceptResult::kFatal;
+      case ETIMEDOUT: continue;
+      default: return AcceptResult::kFatal;
     }
   }
 }

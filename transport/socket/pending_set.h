@@ -176,14 +176,9 @@ class PendingSet {
       return s;
     }
     switch (v.kind) {
-      case Verdict::kWait:
-        break;
-      case Verdict::kGenuine:
-        e.genuine = true;
-        break;
-      case Verdict::kReady:
-        ready_.push_back(std::move(e.p));
-        break;
+      case Verdict::kWait: break;
+      case Verdict::kGenuine: e.genuine = true; break;
+      case Verdict::kReady: ready_.push_back(std::move(e.p)); break;
       case Verdict::kDrop:
         if (e.genuine) {
           log_to(options_, true, where_ + ": connection from " + e.peer + " closed: " + v.why);
