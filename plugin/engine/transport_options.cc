@@ -4,9 +4,22 @@
 
 #include <cstddef>
 
+#include "plugin/log.h"
+
 namespace squeeze::plugin {
 
 using params::Id;
+
+namespace {
+// The transports' listeners report through NCCL's logger.
+void transport_log(bool warn, const char* message) {
+  if (warn) {
+    SQ_WARN("%s", message);
+  } else {
+    SQ_INFO(kSubsysNet, "%s", message);
+  }
+}
+}  // namespace
 
 transport::Options transport_options(const params::Settings& st) {
   auto integer = [&](Id id) { return static_cast<int>(st.integer(id)); };
@@ -18,6 +31,10 @@ transport::Options transport_options(const params::Settings& st) {
   o.socket.family = family == "AF_INET6" ? AF_INET6 : family == "AF_INET" ? AF_INET : 0;
   o.socket.user_timeout_ms = integer(Id::kTcpTimeoutMs);
   o.socket.keepidle_s = integer(Id::kTcpKeepIdleS);
+  o.socket.handshake_timeout_ms = integer(Id::kHandshakeTimeoutS) * 1000;
+  o.socket.max_pending = integer(Id::kListenPending);
+  o.socket.stall_timeout_ms = integer(Id::kStallTimeoutS) * 1000;
+  o.socket.log = transport_log;
 
   o.tcp.nsocks_per_thread = st.integer_or(Id::kNsocksPerThread, transport::tcp::TcpOptions::kAuto);
   o.tcp.nthreads = st.integer_or(Id::kSocketNthreads, transport::tcp::TcpOptions::kAuto);

@@ -2,8 +2,9 @@
 
 #include <cmath>
 #include <limits>
-#include <set>
 #include <utility>
+
+#include "plugin/policy/json_dom_builder.h"
 
 namespace squeeze::policy {
 
@@ -52,81 +53,51 @@ std::string json_type_name(const Json& v) {
 }
 
 void JsonReader::fail(const std::string& ptr, const std::string& reason) {
+  if (count_ >= kMaxListedErrors) {
+    count_unlisted();
+    return;
+  }
   ++count_;
   if (errors_ != nullptr) {
     errors_->push_back("policy " + source_ + ": " + (ptr.empty() ? std::string("(document)") : ptr) + ": " + reason);
   }
 }
 
-namespace {
-
-// Tracks where the parser is, so a duplicate key can be reported with its pointer.
-class DuplicateKeyFinder {
- public:
-  explicit DuplicateKeyFinder(JsonReader* reader) : reader_(reader) {}
-
-  bool on_event(Json::parse_event_t event, const Json& parsed) {
-    using E = Json::parse_event_t;
-    switch (event) {
-      case E::object_start:
-      case E::array_start:
-        element_begins();
-        frames_.push_back(Frame{event == E::array_start, -1, {}, {}});
-        break;
-      case E::object_end:
-      case E::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        break;
-      case E::key: {
-        if (frames_.empty()) break;
-        Frame& f = frames_.back();
-        f.key = parsed.is_string() ? parsed.get<std::string>() : std::string();
-        if (!f.keys.insert(f.key).second) {
-          reader_->fail(path(), "duplicate key \"" + f.key + "\" (JSON keeps only one of them; remove the other)");
-        }
-        break;
-      }
-      case E::value:
-        element_begins();
-        break;
-    }
-    return true;
+void JsonReader::count_unlisted() {
+  ++count_;
+  if (errors_ == nullptr) return;
+  const std::size_t more = count_ - kMaxListedErrors;
+  std::string line = "policy " + source_ + ": and " + std::to_string(more) +
+                     (more == 1 ? " more error" : " more errors") + " (only the first " +
+                     std::to_string(kMaxListedErrors) + " are listed)";
+  if (more == 1) {
+    more_line_ = errors_->size();
+    errors_->push_back(std::move(line));
+  } else {
+    (*errors_)[more_line_] = std::move(line);
   }
-
- private:
-  struct Frame {
-    bool array;
-    long index;
-    std::set<std::string> keys;
-    std::string key;
-  };
-  void element_begins() {
-    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
-  }
-  std::string path() const {
-    std::string p;
-    for (const Frame& f : frames_) {
-      p = f.array ? pointer_child(p, static_cast<std::size_t>(f.index < 0 ? 0 : f.index)) : pointer_child(p, f.key);
-    }
-    return p;
-  }
-  JsonReader* reader_;
-  std::vector<Frame> frames_;
-};
-
-}  // namespace
+}
 
 bool JsonReader::parse(std::string_view text, Json* out) {
+  if (text.size() > kMaxPolicyBytes) {
+    fail("", policy_too_large(std::to_string(text.size()) + " bytes"));
+    return false;
+  }
   // nlohmann's lexer stops at a NUL byte and would ignore whatever follows it.
   if (auto nul = text.find('\0'); nul != std::string_view::npos) {
     fail("", "contains a NUL byte at offset " + std::to_string(nul) + "; a policy is UTF-8 JSON text");
     return false;
   }
   const std::size_t errors_before = count_;
-  DuplicateKeyFinder finder(this);
+  Json doc;
+  JsonDomBuilder builder(&doc, this);
   try {
-    *out = Json::parse(text.begin(), text.end(),
-                       [&finder](int, Json::parse_event_t e, Json& parsed) { return finder.on_event(e, parsed); });
+    if (!Json::sax_parse(text.begin(), text.end(), &builder)) {  // stopped by the builder
+      fail(builder.too_deep_at().value_or(""), "arrays and objects nested more than " +
+                                                   std::to_string(kMaxPolicyDepth) +
+                                                   " levels deep; a policy needs far fewer");
+      return false;
+    }
   } catch (const Json::parse_error& e) {
     std::size_t pos = e.byte > 0 ? e.byte - 1 : 0;
     std::size_t line = 1, col = 1;
@@ -153,7 +124,9 @@ bool JsonReader::parse(std::string_view text, Json* out) {
   }
   // A duplicate key makes the document ambiguous: report only that, not what follows from
   // whichever copy the parser kept.
-  return count_ == errors_before;
+  if (count_ != errors_before) return false;
+  *out = std::move(doc);
+  return true;
 }
 
 bool JsonReader::is_object(const Json& v, const std::string& ptr) {

@@ -1,6 +1,7 @@
 // Typed, error-collecting access to a parsed JSON document. Every failure is recorded as
 // "policy <source>: <json-pointer>: <reason>" and parsing goes on, so a user sees all the
-// problems of a file at once.
+// problems of a file at once: the first kMaxListedErrors of them, then one line that counts
+// the rest (policy_limits.h).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "plugin/policy/policy_limits.h"
 
 namespace squeeze::policy {
 
@@ -24,10 +27,21 @@ class JsonReader {
   JsonReader(std::string_view source, std::vector<std::string>* errors) : source_(source), errors_(errors) {}
 
   void fail(const std::string& ptr, const std::string& reason);
+  // fail(make_ptr(), make_reason()), where the two are built only if the error gets its own
+  // line: for errors that can come by the thousand in a hostile file.
+  template <typename MakePtr, typename MakeReason>
+  void fail_lazily(MakePtr&& make_ptr, MakeReason&& make_reason) {
+    if (count_ < kMaxListedErrors) {
+      fail(make_ptr(), make_reason());
+    } else {
+      count_unlisted();
+    }
+  }
   std::size_t error_count() const { return count_; }
 
-  // Parses text; reports invalid JSON (with line and column), NUL bytes, and duplicate keys
-  // (with their pointers). Returns false on any of these.
+  // Parses text; reports invalid JSON (with line and column), NUL bytes, duplicate keys (with
+  // their pointers), a text over kMaxPolicyBytes and nesting deeper than kMaxPolicyDepth.
+  // Returns false on any of these. Takes time linear in the size of text.
   bool parse(std::string_view text, Json* out);
 
   bool is_object(const Json& v, const std::string& ptr);
@@ -46,9 +60,12 @@ class JsonReader {
   bool get_string_list(const Json& v, const std::string& ptr, std::vector<Item>* out);
 
  private:
+  void count_unlisted();
+
   std::string source_;
   std::vector<std::string>* errors_;
   std::size_t count_ = 0;
+  std::size_t more_line_ = 0;  // index in *errors_ of the "and N more errors" line, once there
 };
 
 // "a", "b" or "c" — for error messages that list the valid choices.

@@ -1,7 +1,8 @@
 // Feeds arbitrary bytes, as a peer would send them over the out-of-band TCP connection or
-// place them in an NCCL handle, to the ib transport's set-up parsers: queue-pair info, the
-// ready message, the handle. Each must return an error or a value that re-encodes to the
-// very same bytes; never read past the input, never crash.
+// place them in an NCCL handle, to the ib transport's set-up parsers: queue-pair info (and
+// the listener's magic-and-nonce gate before it), the ready message, the handle. Each must
+// return an error or a value that re-encodes to the very same bytes; never read past the
+// input, never crash.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -21,6 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     encode_conn_info(c, back);
     if (std::memcmp(back, data, kConnInfoBytes) != 0) __builtin_trap();  // accepted bytes it does not understand
     if (c.nqps < 1 || c.nqps > kMaxQpsPerConn) __builtin_trap();
+    // The listener's first gate passes info for the nonce it carries, and for no other.
+    if (!conn_info_is_for(info.data(), c.nonce) || conn_info_is_for(info.data(), ~c.nonce))
+      __builtin_trap();
   }
   // The handle and the ready message are fixed-size buffers.
   uint8_t handle[kHandleBytes] = {};

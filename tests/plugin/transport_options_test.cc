@@ -30,6 +30,10 @@ TEST(TransportOptions, NothingSetGivesTheTransportsDefaults) {
   EXPECT_EQ(got.socket.family, want.socket.family);
   EXPECT_EQ(got.socket.user_timeout_ms, want.socket.user_timeout_ms);
   EXPECT_EQ(got.socket.keepidle_s, want.socket.keepidle_s);
+  EXPECT_EQ(got.socket.handshake_timeout_ms, want.socket.handshake_timeout_ms);
+  EXPECT_EQ(got.socket.max_pending, want.socket.max_pending);
+  EXPECT_EQ(got.socket.stall_timeout_ms, want.socket.stall_timeout_ms);
+  EXPECT_NE(got.socket.log, nullptr) << "the listeners log through NCCL's logger";
   EXPECT_EQ(got.ucx.library, want.ucx.library);
   EXPECT_EQ(got.ucx.tls, want.ucx.tls);
   EXPECT_EQ(got.ib.hca, want.ib.hca);
@@ -57,6 +61,9 @@ TEST(TransportOptions, EveryVariableReachesItsField) {
                                         {"SQUEEZE_SOCKET_FAMILY", "AF_INET6"},
                                         {"SQUEEZE_TCP_TIMEOUT_MS", "2500"},
                                         {"SQUEEZE_TCP_KEEPIDLE_S", "9"},
+                                        {"SQUEEZE_HANDSHAKE_TIMEOUT_S", "7"},
+                                        {"SQUEEZE_LISTEN_PENDING", "32"},
+                                        {"SQUEEZE_STALL_TIMEOUT_S", "0"},
                                         {"SQUEEZE_UCX_LIBRARY", "/opt/ucx/lib/libucp.so.0"},
                                         {"UCX_TLS", "rc,sm"},
                                         {"SQUEEZE_IB_HCA", "=mlx5_1"},
@@ -81,6 +88,9 @@ TEST(TransportOptions, EveryVariableReachesItsField) {
   EXPECT_EQ(o.socket.family, AF_INET6);
   EXPECT_EQ(o.socket.user_timeout_ms, 2500);
   EXPECT_EQ(o.socket.keepidle_s, 9);
+  EXPECT_EQ(o.socket.handshake_timeout_ms, 7000);
+  EXPECT_EQ(o.socket.max_pending, 32);
+  EXPECT_EQ(o.socket.stall_timeout_ms, 0) << "0: no stall deadline";
   EXPECT_EQ(o.ucx.library, "/opt/ucx/lib/libucp.so.0");
   EXPECT_EQ(o.ucx.tls, "rc,sm");
   EXPECT_EQ(o.ib.hca, "=mlx5_1");

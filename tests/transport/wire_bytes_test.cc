@@ -50,8 +50,14 @@ TEST(WireBytes, TcpHello) {
                       0x28, 0x27, 0x26, 0x25, 0x24, 0x23, 0x22, 0x21,  // connection id
                       3,    0,    5,    0,    2,    0,    0,    0};    // index, count, threads
   EXPECT_EQ(got, want);
-  EXPECT_TRUE(tcp::hello_is_for(want.data(), 0x0102030405060708ull));
-  EXPECT_FALSE(tcp::hello_is_for(want.data(), 0x0102030405060709ull));
+  EXPECT_EQ(tcp::check_hello(want.data(), 0x0102030405060708ull), tcp::Hello::kOurs);
+  EXPECT_EQ(tcp::check_hello(want.data(), 0x0102030405060709ull), tcp::Hello::kStray);
+  Bytes other = want;
+  other[4] = 2;  // another version, this listener's nonce: the peer is ours, its version is not
+  EXPECT_EQ(tcp::check_hello(other.data(), 0x0102030405060708ull), tcp::Hello::kOtherVersion);
+  EXPECT_EQ(tcp::hello_version(other.data()), 2u);
+  other[0] = 'X';  // another magic: a stray, whatever else it says
+  EXPECT_EQ(tcp::check_hello(other.data(), 0x0102030405060708ull), tcp::Hello::kStray);
   const tcp::StreamHello back = tcp::decode_stream_hello(want.data());
   EXPECT_EQ(back.conn_id, s.conn_id);
   EXPECT_EQ(back.index, 3);

@@ -5,11 +5,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <random>
 
+#include "compress/byte_io.h"
 #include "transport/ib/ib_handshake.h"
 #include "transport/ib/ib_recv_comm.h"
 #include "transport/ib/ib_send_comm.h"
+#include "transport/socket/nonce.h"
+#include "transport/socket/pending_set.h"
 
 namespace squeeze::transport::ib {
 
@@ -45,16 +47,16 @@ Status oob_move(bool write, int fd, uint8_t* buf, std::size_t len, std::size_t* 
   return Status::Ok();
 }
 
-uint64_t random_nonce() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng();
-}
-
 class IbListener final : public Listener {
  public:
   IbListener(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, sock::Fd fd,
-             uint64_t nonce, std::string where)
-      : dev_(std::move(dev)), opts_(opts), socket_(socket), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)) {}
+             uint64_t nonce, const std::string& where)
+      : dev_(std::move(dev)),
+        opts_(opts),
+        fd_(std::move(fd)),
+        nonce_(nonce),
+        where_(where),
+        pending_("ib control listener " + where, socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -65,29 +67,46 @@ class IbListener final : public Listener {
     Step step = Step::kRecvInfo;
     uint8_t buf[kConnInfoBytes];
     std::size_t done = 0;
+    bool genuine = false;  // its magic and nonce are this listener's
     std::unique_ptr<IbRecvComm> comm;
   };
-  // Advances one pending connection. *drop: a stray or dead connection, forget it.
-  Status advance(Pending& p, std::unique_ptr<RecvComm>* comm, bool* drop);
+  // Advances one pending connection.
+  Status step(Pending& p, sock::Verdict* v);
   std::shared_ptr<IbDevice> dev_;
   IbOptions opts_;
-  sock::SocketOptions socket_;
   sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
-  std::vector<std::unique_ptr<Pending>> pending_;
+  sock::PendingSet<Pending> pending_;
 };
 
-Status IbListener::advance(Pending& p, std::unique_ptr<RecvComm>* comm, bool* drop) {
+// The bytes of queue-pair info that say whom it is for: magic (0..3), version (4..5), nonce
+// (8..15). The listener judges a connection by them as soon as they are in, before the rest.
+constexpr std::size_t kInfoGateBytes = 16;
+
+Status IbListener::step(Pending& p, sock::Verdict* v) {
   const std::string peer = p.peer.str();
   Move m = Move::kDone;
   if (p.step == Step::kRecvInfo) {
     Status s = oob_move(false, p.fd.get(), p.buf, kConnInfoBytes, &p.done, "queue-pair exchange", &m);
-    if (m == Move::kClosed || (!s.ok() && p.done < 16)) *drop = true;  // gone before saying anything
-    if (*drop || m == Move::kPending) return Status::Ok();
+    if (!p.genuine && p.done >= kInfoGateBytes) {
+      if (!conn_info_is_for(p.buf, nonce_)) {
+        *v = {sock::Verdict::kDrop, "queue-pair info with another magic or nonce"};
+        return Status::Ok();
+      }
+      p.genuine = true;
+      if (compress::load_le16(p.buf + 4) != kIbWireVersion)
+        return Status::Remote("peer " + peer + " speaks Squeeze ib wire version " +
+                              std::to_string(compress::load_le16(p.buf + 4)) + "; this listener (" + where_ +
+                              ") speaks version " + std::to_string(kIbWireVersion));
+    }
+    if (m == Move::kClosed || (!s.ok() && !p.genuine)) {  // gone, or a stray gone before its nonce
+      *v = {sock::Verdict::kDrop, p.genuine ? "closed during the queue-pair exchange" : "closed or failed before its nonce"};
+      return Status::Ok();
+    }
     if (!s.ok()) return s;
-    if (!conn_info_is_for(p.buf, nonce_)) {
-      *drop = true;  // a stray or stale connection
+    if (m == Move::kPending) {
+      *v = {p.genuine ? sock::Verdict::kGenuine : sock::Verdict::kWait, ""};
       return Status::Ok();
     }
     ConnInfo remote;
@@ -102,48 +121,40 @@ Status IbListener::advance(Pending& p, std::unique_ptr<RecvComm>* comm, bool* dr
     p.done = 0;
     p.step = Step::kSendInfo;
   }
+  *v = {sock::Verdict::kGenuine, ""};
   if (p.step == Step::kSendInfo) {
     Status s = oob_move(true, p.fd.get(), p.buf, kConnInfoBytes, &p.done, "queue-pair exchange with " + peer, &m);
-    if (m == Move::kClosed) *drop = true;
-    if (*drop || m == Move::kPending) return Status::Ok();
+    if (m == Move::kClosed) *v = {sock::Verdict::kDrop, "closed during the queue-pair exchange"};
+    if (m == Move::kClosed || m == Move::kPending) return Status::Ok();
     if (!s.ok()) return s;
     p.done = 0;
     p.step = Step::kRecvReady;
   }
   Status s = oob_move(false, p.fd.get(), p.buf, kReadyBytes, &p.done, "queue-pair exchange with " + peer, &m);
-  if (m == Move::kClosed) *drop = true;
-  if (*drop || m == Move::kPending) return Status::Ok();
+  if (m == Move::kClosed) *v = {sock::Verdict::kDrop, "closed during the queue-pair exchange"};
+  if (m == Move::kClosed || m == Move::kPending) return Status::Ok();
   if (!s.ok()) return s;
   if (std::string bad = parse_ready(p.buf, nonce_); !bad.empty()) return Status::Remote("peer " + peer + " sent a bad " + bad);
-  p.comm->attach_oob(std::move(p.fd), peer);
-  *comm = std::move(p.comm);
+  *v = {sock::Verdict::kReady, ""};
   return Status::Ok();
 }
 
 Status IbListener::accept(std::unique_ptr<RecvComm>* comm) {
   *comm = nullptr;
-  for (;;) {
-    auto p = std::make_unique<Pending>();
-    p->peer.len = sizeof(p->peer.storage);
-    int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&p->peer.storage), &p->peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
-    }
-    p->fd = sock::Fd(fd);
-    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) return s;
-    pending_.push_back(std::move(p));
-  }
-  for (std::size_t i = 0; i < pending_.size();) {
-    bool drop = false;
-    Status s = advance(*pending_[i], comm, &drop);
-    if (!s.ok() || drop || *comm) {
-      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-      if (!s.ok() || *comm) return s;
-      continue;
-    }
-    ++i;
+  std::unique_ptr<Pending> ready;
+  Status s = pending_.poll(
+      fd_.get(),
+      [](sock::Fd fd, const sock::SockAddr& peer) {
+        auto p = std::make_unique<Pending>();
+        p->fd = std::move(fd);
+        p->peer = peer;
+        return p;
+      },
+      [this](Pending& p, sock::Verdict* v) { return step(p, v); }, &ready);
+  if (!s.ok()) return s;
+  if (ready) {
+    ready->comm->attach_oob(std::move(ready->fd), ready->peer.str());
+    *comm = std::move(ready->comm);
   }
   return Status::Ok();
 }
@@ -173,7 +184,8 @@ Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const soc
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(bind_to, "the ib control listener", &fd, &addr); !s.ok()) return s;
-  IbHandle h{addr, random_nonce()};
+  IbHandle h{addr, 0};
+  if (Status s = sock::random_nonce(&h.nonce); !s.ok()) return s;
   write_handle(h, handle);
   *listener = std::make_unique<IbListener>(std::move(dev), opts, socket, std::move(fd), h.nonce, addr.str());
   return Status::Ok();

@@ -11,7 +11,7 @@ void StreamGroups::add(sock::Fd fd, const sock::SockAddr& peer, const uint8_t* h
                        std::unique_ptr<RecvComm>* comm) {
   const StreamHello h = decode_stream_hello(hello);
   if (h.count == 1 && h.index == 0) {
-    *comm = std::make_unique<TcpRecvComm>(std::move(fd), peer.str());
+    *comm = std::make_unique<TcpRecvComm>(std::move(fd), peer.str(), nullptr, stall_timeout_ms_);
     return;
   }
   // A multi-stream connection has a control socket and at least two data sockets.
@@ -40,7 +40,8 @@ void StreamGroups::add(sock::Fd fd, const sock::SockAddr& peer, const uint8_t* h
                              std::make_move_iterator(g.fds.end()));
   auto streams =
       std::make_unique<StreamSet>(StreamSet::Dir::kRecv, std::move(data), g.nthreads, g.peer.str());
-  *comm = std::make_unique<TcpRecvComm>(std::move(g.fds[0]), g.peer.str(), std::move(streams));
+  *comm = std::make_unique<TcpRecvComm>(std::move(g.fds[0]), g.peer.str(), std::move(streams),
+                                        stall_timeout_ms_);
   waiting_.erase(it);
 }
 

@@ -16,6 +16,8 @@ namespace squeeze::transport::tcp {
 
 class StreamGroups {
  public:
+  // stall_timeout_ms: passed to every TcpRecvComm made (see StallWatch; 0 waits forever).
+  explicit StreamGroups(int stall_timeout_ms = 0) : stall_timeout_ms_(stall_timeout_ms) {}
   // Connections waiting for the rest of their streams, at most; a new one beyond that drops the
   // oldest (a sender that died halfway through connecting).
   static constexpr std::size_t kMaxWaiting = 64;
@@ -32,6 +34,7 @@ class StreamGroups {
     std::vector<sock::Fd> fds;  // by stream index
   };
   std::deque<Group> waiting_;
+  int stall_timeout_ms_ = 0;
 };
 
 }  // namespace squeeze::transport::tcp

@@ -5,6 +5,7 @@
 #include "transport/tcp/tcp_info.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace squeeze::transport::tcp {
@@ -244,7 +245,12 @@ Status TcpRecvComm::progress() {
           error_ = s;
           break;
         }
-        if (rlen_ - rpos_ == before) return Status::Ok();  // would block
+        if (rlen_ - rpos_ == before) {  // would block
+          if (before == 0) return Status::Ok();  // between messages: an idle peer is fine
+          error_ = check_stall();
+          break;
+        }
+        stall_.moved();
         continue;
       }
       std::memcpy(hdr_, rbuf_.data() + rpos_, kWireHeaderBytes);
@@ -264,7 +270,11 @@ Status TcpRecvComm::progress() {
         std::size_t n = 0;
         int err = 0;
         sock::Io io = sock::read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
-        if (io == sock::Io::kWouldBlock) return Status::Ok();
+        if (io == sock::Io::kWouldBlock) {
+          error_ = check_stall();
+          break;
+        }
+        stall_.moved();
         if (io != sock::Io::kProgress) {
           error_ = io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_, payload_total_);
           break;
@@ -277,7 +287,11 @@ Status TcpRecvComm::progress() {
           error_ = s;
           break;
         }
-        if (rlen_ - rpos_ == before) return Status::Ok();
+        if (rlen_ - rpos_ == before) {
+          error_ = check_stall();
+          break;
+        }
+        stall_.moved();
       }
     }
     if (in_payload_ && remaining_ == 0) {
@@ -287,6 +301,21 @@ Status TcpRecvComm::progress() {
     }
   }
   return error_;
+}
+
+Status TcpRecvComm::check_stall() {
+  if (!stall_.expired()) return Status::Ok();
+  std::string what;
+  if (in_payload_) {
+    what = std::to_string(remaining_) + " of " + std::to_string(payload_total_) + " payload bytes missing";
+  } else {
+    what = std::to_string(kWireHeaderBytes - (rlen_ - rpos_)) + " of " + std::to_string(kWireHeaderBytes) +
+           " message header bytes missing";
+  }
+  char waited[32];
+  std::snprintf(waited, sizeof(waited), "%.1f", stall_.waited_s());
+  return Status::Remote("receive from " + peer_ + " stalled: no byte for " + waited + " s with " + what +
+                        " (stall deadline, SQUEEZE_STALL_TIMEOUT_S)");
 }
 
 Status TcpRecvComm::test(int slot, bool* done, std::span<Received> out) {

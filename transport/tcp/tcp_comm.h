@@ -57,6 +57,35 @@ class SlotRing {
   std::deque<int> order_;
 };
 
+// The stall deadline of a receive comm: how long a message may sit halfway, with a receive
+// posted for it and no byte arriving, before the request fails. Bytes arriving restart it; a
+// comm between messages does not run it (an idle peer is not a stalled one). Only the
+// receiving side has one: a sender whose bytes do not leave may face a receiver that has not
+// posted its receive yet, which is no fault (its socket-level timeouts still apply).
+class StallWatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit StallWatch(int timeout_ms) : timeout_(timeout_ms) {}
+  void moved() { waiting_ = false; }
+  // The comm found nothing to move in mid-message; true once that has lasted past the deadline.
+  bool expired() {
+    if (timeout_.count() <= 0) return false;
+    const Clock::time_point now = Clock::now();
+    if (!waiting_) {
+      waiting_ = true;
+      since_ = now;
+      return false;
+    }
+    return now - since_ >= timeout_;
+  }
+  double waited_s() const { return std::chrono::duration<double>(Clock::now() - since_).count(); }
+
+ private:
+  std::chrono::milliseconds timeout_;
+  bool waiting_ = false;
+  Clock::time_point since_{};
+};
+
 class TcpSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;
@@ -102,8 +131,11 @@ class TcpSendComm final : public SendComm {
 
 class TcpRecvComm final : public RecvComm {
  public:
-  TcpRecvComm(sock::Fd fd, std::string peer, std::unique_ptr<StreamSet> streams = nullptr)
-      : fd_(std::move(fd)), peer_(std::move(peer)), streams_(std::move(streams)) {}
+  // streams: the connection's data sockets (null: one socket). stall_timeout_ms: see
+  // StallWatch (the control socket's header and payload bytes); 0 waits forever.
+  TcpRecvComm(sock::Fd fd, std::string peer, std::unique_ptr<StreamSet> streams = nullptr,
+              int stall_timeout_ms = 0)
+      : fd_(std::move(fd)), peer_(std::move(peer)), stall_(stall_timeout_ms), streams_(std::move(streams)) {}
   Status post(std::span<const RecvItem> items, int* slot) override;
   Status test(int slot, bool* done, std::span<Received> out) override;
   void release(int slot) override { ring_.release(slot); }
@@ -126,6 +158,9 @@ class TcpRecvComm final : public RecvComm {
   };
   Status progress();
   Status on_header();
+  // Called where progress() finds no byte to read: fails the comm once a message that is
+  // halfway has waited past the stall deadline.
+  Status check_stall();
   sock::Fd fd_;
   std::string peer_;
   SlotRing<Op, kMaxRequests> ring_;
@@ -143,6 +178,7 @@ class TcpRecvComm final : public RecvComm {
   uint64_t remaining_ = 0;
   uint64_t payload_total_ = 0;
   int cur_slot_ = -1;
+  StallWatch stall_;
   Status error_;
   std::array<std::atomic<int>, kMaxRequests> parts_left_{};
   std::unique_ptr<StreamSet> streams_;  // last: its threads stop before the buffers go

@@ -5,13 +5,15 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 #include "compress/byte_io.h"
 #include "transport/tcp/stream_groups.h"
 #include "transport/tcp/stream_layout.h"
+#include "transport/socket/nonce.h"
+#include "transport/socket/pending_set.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
@@ -30,11 +32,6 @@ constexpr std::size_t kNonceOffset = kAddrOffset + kAddrMax + 4;  // 40
 constexpr std::size_t kStageOffset = kHandleBytes - sizeof(void*);
 static_assert(kNonceOffset + 8 <= kStageOffset, "handle layout overlaps");
 
-uint64_t random_nonce() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng();
-}
-
 // One socket of a connect() in progress.
 struct Dialing {
   sock::Fd fd;
@@ -51,10 +48,12 @@ struct Connecting {
   int nthreads = 0;
 };
 
+// Tells the listener which sockets make one connection; not a secret (the nonce is the gate).
 uint64_t random_conn_id() {
   uint64_t id = 0;
-  if (getrandom(&id, sizeof id, 0) == static_cast<ssize_t>(sizeof id)) return id;
-  return random_nonce() ^ (random_nonce() << 1);
+  if (sock::random_nonce(&id).ok()) return id;
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1) ^ (static_cast<uint64_t>(getpid()) << 32);
 }
 
 Connecting* stage_of(void* handle) {
@@ -68,8 +67,9 @@ void set_stage(void* handle, Connecting* c) {
 
 class TcpListener final : public Listener {
  public:
-  TcpListener(sock::Fd fd, uint64_t nonce, std::string where, const sock::SocketOptions& socket)
-      : fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)), socket_(socket) {}
+  TcpListener(sock::Fd fd, uint64_t nonce, const std::string& where, const sock::SocketOptions& socket)
+      : fd_(std::move(fd)), nonce_(nonce), socket_(socket), pending_("TCP listener " + where, socket),
+        groups_(socket.stall_timeout_ms) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -79,45 +79,55 @@ class TcpListener final : public Listener {
     uint8_t hello[kHelloBytes];
     std::size_t got = 0;
   };
+  Status step(Pending& p, sock::Verdict* v) const;
   sock::Fd fd_;
   uint64_t nonce_;
-  std::string where_;
   sock::SocketOptions socket_;
-  std::vector<Pending> pending_;
+  sock::PendingSet<Pending> pending_;
   StreamGroups groups_;  // sockets of multi-stream connections, until all have arrived
 };
 
+// Reads what has arrived of one connection's hello and judges it.
+Status TcpListener::step(Pending& p, sock::Verdict* v) const {
+  std::size_t n = 0;
+  int err = 0;
+  sock::Io io = sock::read_once(p.fd.get(), p.hello + p.got, kHelloBytes - p.got, &n, &err);
+  if (io == sock::Io::kWouldBlock) return Status::Ok();
+  if (io != sock::Io::kProgress) {
+    *v = {sock::Verdict::kDrop, io == sock::Io::kClosed ? "closed before its hello" : "socket error before its hello"};
+    return Status::Ok();
+  }
+  p.got += n;
+  if (p.got < kHelloBytes) return Status::Ok();
+  switch (check_hello(p.hello, nonce_)) {
+    case Hello::kStray:
+      *v = {sock::Verdict::kDrop, "hello with another magic or nonce"};
+      return Status::Ok();
+    case Hello::kOtherVersion:
+      return Status::Remote("peer " + p.peer.str() + " speaks Squeeze TCP wire version " +
+                            std::to_string(hello_version(p.hello)) + "; this listener speaks version " +
+                            std::to_string(kMsgWireVersion));
+    case Hello::kOurs:
+      break;
+  }
+  *v = {sock::Verdict::kReady, ""};
+  return Status::Ok();
+}
+
 Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
   *comm = nullptr;
-  for (;;) {  // take every connection the kernel has queued
-    Pending p;
-    p.peer.len = sizeof(p.peer.storage);
-    int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&p.peer.storage), &p.peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
-    }
-    p.fd = sock::Fd(fd);
-    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) return s;
-    pending_.push_back(std::move(p));
-  }
-  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-    std::size_t n = 0;
-    int err = 0;
-    sock::Io io = sock::read_once(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, &n, &err);
-    if (io == sock::Io::kWouldBlock) continue;
-    bool bad = io != sock::Io::kProgress;
-    it->got += n;
-    if (!bad && it->got < kHelloBytes) continue;
-    if (!bad && !hello_is_for(it->hello, nonce_)) bad = true;
-    if (bad) {  // a stray or stale connection: drop it, keep listening
-      pending_.erase(it);
-      return Status::Ok();
-    }
-    groups_.add(std::move(it->fd), it->peer, it->hello, comm);
-    pending_.erase(it);
-    return Status::Ok();
+  // Every socket whose hello checked out joins its connection's group (StreamGroups); the
+  // connection goes to NCCL once all its streams are in, so one call can complete it.
+  auto make = [](sock::Fd fd, const sock::SockAddr& peer) {
+    return std::make_unique<Pending>(Pending{std::move(fd), peer, {}, 0});
+  };
+  auto step_one = [this](Pending& p, sock::Verdict* v) { return step(p, v); };
+  for (int i = 0; i <= kMaxDataStreams; ++i) {
+    std::unique_ptr<Pending> ready;
+    if (Status s = pending_.poll(fd_.get(), make, step_one, &ready); !s.ok()) return s;
+    if (!ready) break;
+    groups_.add(std::move(ready->fd), ready->peer, ready->hello, comm);
+    if (*comm) break;
   }
   return Status::Ok();
 }
@@ -151,7 +161,8 @@ Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
-  uint64_t nonce = random_nonce();
+  uint64_t nonce = 0;
+  if (Status s = sock::random_nonce(&nonce); !s.ok()) return s;
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
   compress::store_le32(h, kHandleMagic);

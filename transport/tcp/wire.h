@@ -44,10 +44,18 @@ inline StreamHello decode_stream_hello(const uint8_t* in) {
   return s;
 }
 
-// Whether a whole hello is one for the listener that handed out `nonce`. The version is not
-// checked: the message header that follows carries it too.
-inline bool hello_is_for(const uint8_t* in, uint64_t nonce) {
-  return compress::load_le32(in) == kHelloMagic && compress::load_le64(in + 8) == nonce;
+// What a whole hello is to the listener that handed out `nonce`.
+enum class Hello {
+  kOurs,          // magic, nonce and version all match
+  kStray,         // another magic or another nonce: not for this listener
+  kOtherVersion,  // for this listener, but from a peer speaking another wire version
+};
+inline Hello check_hello(const uint8_t* in, uint64_t nonce) {
+  if (compress::load_le32(in) != kHelloMagic || compress::load_le64(in + 8) != nonce)
+    return Hello::kStray;
+  if (compress::load_le32(in + 4) != kMsgWireVersion) return Hello::kOtherVersion;
+  return Hello::kOurs;
 }
+inline uint32_t hello_version(const uint8_t* in) { return compress::load_le32(in + 4); }
 
 }  // namespace squeeze::transport::tcp

@@ -45,55 +45,48 @@ Status write_some(int fd, const std::vector<uint8_t>& out, std::size_t* sent, co
   return Status::Ok();
 }
 
-Status UcxListener::step(Pending& p, bool* drop, std::unique_ptr<RecvComm>* comm) {
-  *drop = false;
+Status UcxListener::step(Pending& p, sock::Verdict* v) {
   const std::string peer = p.peer.str();
   bool closed = false;
   if (!p.session) {
     Status s = read_hello(p.fd.get(), &p.hello, peer, &closed);
-    if (!s.ok()) {  // a stray or stale connection: drop it, keep listening
-      *drop = true;
+    if (!s.ok()) {
+      // Another version from a peer that holds the nonce is this job's own peer: say so.
+      if (p.hello.genuine() && !closed) return s;
+      *v = {sock::Verdict::kDrop, closed ? "closed before its hello was whole" : "not a hello for this listener"};
       return Status::Ok();
     }
-    if (!p.hello.done()) return Status::Ok();
+    if (!p.hello.done()) {
+      if (p.hello.genuine()) *v = {sock::Verdict::kGenuine, ""};
+      return Status::Ok();
+    }
     if (s = sessions_->acquire(&p.session); !s.ok()) return s;
     p.comm_id = p.session->next_comm_id();
     p.reply = encode_hello(kAcceptMagic, nonce_, p.comm_id, p.session->address());
   }
   if (Status s = write_some(p.fd.get(), p.reply, &p.sent, peer, &closed); !s.ok()) {
-    *drop = true;  // the connecting side went away; it reports that itself
+    *v = {sock::Verdict::kDrop, "went away before the answer was sent"};  // it reports that itself
     return Status::Ok();
   }
-  if (p.sent == p.reply.size())
-    *comm = std::make_unique<UcxRecvComm>(
-        std::make_unique<Channel>(std::move(p.session), std::move(p.fd), peer, p.comm_id));
+  *v = {p.sent == p.reply.size() ? sock::Verdict::kReady : sock::Verdict::kGenuine, ""};
   return Status::Ok();
 }
 
 Status UcxListener::accept(std::unique_ptr<RecvComm>* comm) {
   *comm = nullptr;
-  for (;;) {  // take every connection the kernel has queued
-    sock::SockAddr peer;
-    peer.len = sizeof(peer.storage);
-    int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&peer.storage), &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Status::System("accept on " + where_ + ": " + sock::errno_str(errno));
-    }
-    pending_.push_back(Pending{sock::Fd(fd), peer, HelloReader(kConnectMagic, nonce_, false), nullptr, 0, {}, 0});
-    if (Status s = sock::configure_data_socket(fd, socket_); !s.ok()) {
-      pending_.pop_back();
-      return s;
-    }
-  }
-  for (std::size_t i = 0; i < pending_.size(); ++i) {
-    bool drop = false;
-    Status s = step(pending_[i], &drop, comm);
-    if (!s.ok() || drop || *comm) {
-      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-      return s;
-    }
+  std::unique_ptr<Pending> ready;
+  Status s = pending_.poll(
+      fd_.get(),
+      [this](sock::Fd fd, const sock::SockAddr& peer) {
+        return std::make_unique<Pending>(
+            Pending{std::move(fd), peer, HelloReader(kConnectMagic, nonce_, false), nullptr, 0, {}, 0});
+      },
+      [this](Pending& p, sock::Verdict* v) { return step(p, v); }, &ready);
+  if (!s.ok()) return s;
+  if (ready) {
+    const std::string peer = ready->peer.str();
+    *comm = std::make_unique<UcxRecvComm>(
+        std::make_unique<Channel>(std::move(ready->session), std::move(ready->fd), peer, ready->comm_id));
   }
   return Status::Ok();
 }

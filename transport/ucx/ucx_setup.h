@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/socket/pending_set.h"
 #include "transport/socket/socket.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_channel.h"
@@ -24,9 +25,9 @@ namespace squeeze::transport::ucx {
 
 class UcxListener final : public Listener {
  public:
-  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce, std::string where,
+  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce, const std::string& where,
               const sock::SocketOptions& socket)
-      : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), where_(std::move(where)), socket_(socket) {}
+      : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), pending_(where, socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -39,14 +40,12 @@ class UcxListener final : public Listener {
     std::vector<uint8_t> reply;
     std::size_t sent = 0;
   };
-  // Advances one pending connection. *drop: it was a stray or vanished connection.
-  Status step(Pending& p, bool* drop, std::unique_ptr<RecvComm>* comm);
+  // Advances one pending connection: reads its hello, then writes the answer.
+  Status step(Pending& p, sock::Verdict* v);
   std::shared_ptr<SessionSource> sessions_;
   sock::Fd fd_;
   uint64_t nonce_;
-  std::string where_;
-  sock::SocketOptions socket_;
-  std::vector<Pending> pending_;
+  sock::PendingSet<Pending> pending_;
 };
 
 // One non-blocking step of connect() on a handle from UcxTransport::listen(); the set-up

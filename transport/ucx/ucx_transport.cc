@@ -5,20 +5,15 @@
 
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 #include "compress/byte_io.h"
 #include "transport/socket/interfaces.h"
+#include "transport/socket/nonce.h"
 #include "transport/ucx/ucx_setup.h"
 
 namespace squeeze::transport::ucx {
 
 namespace {
-
-uint64_t random_nonce() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng();
-}
 
 class UcxTransport final : public Transport {
  public:
@@ -57,7 +52,8 @@ Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(itf_.addr, itf_.name, &fd, &addr); !s.ok()) return s;
-  const uint64_t nonce = random_nonce();
+  uint64_t nonce = 0;
+  if (Status s = sock::random_nonce(&nonce); !s.ok()) return s;
   auto* h = static_cast<uint8_t*>(handle);
   std::memset(h, 0, kHandleBytes);
   compress::store_le32(h, kHandleMagic);

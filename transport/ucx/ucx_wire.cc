@@ -33,8 +33,11 @@ std::string HelloReader::feed(const uint8_t* data, std::size_t n) {
     std::snprintf(hex, sizeof(hex), "%08x", load_le32(p));
     return std::string("not a Squeeze UCX hello (magic 0x") + hex + ")";
   }
-  if (load_le32(p + 4) != kWireVersion) return "unsupported hello version " + std::to_string(load_le32(p + 4));
   if (load_le64(p + 8) != nonce_) return "hello carries a nonce from another listener";
+  genuine_ = true;
+  if (load_le32(p + 4) != kWireVersion)
+    return "peer speaks Squeeze UCX hello version " + std::to_string(load_le32(p + 4)) +
+           "; this side speaks version " + std::to_string(kWireVersion);
   uint32_t len = load_le32(p + 16);
   const uint32_t comm = load_le32(p + 20);
   if (!with_address_ && len != 0) return "unexpected worker address of " + std::to_string(len) + " bytes";

@@ -51,7 +51,7 @@ inline uint64_t payload_tag(uint32_t comm, uint32_t seq) { return header_tag(com
 std::vector<uint8_t> encode_hello(uint32_t magic, uint64_t nonce, uint32_t comm_id,
                                   const std::vector<uint8_t>& address);
 
-// Reads one hello incrementally from a byte stream and checks it: magic, version, nonce, and
+// Reads one hello incrementally from a byte stream and checks it: magic, nonce, version, and
 // with_address a comm id != 0 and an address length in (0, kMaxWorkerAddressBytes], else
 // both 0. want() says how many more bytes to feed.
 class HelloReader {
@@ -62,6 +62,9 @@ class HelloReader {
   // Takes n <= want() bytes. Returns "" or what is wrong with the hello.
   std::string feed(const uint8_t* data, std::size_t n);
   bool done() const { return fixed_ok_ && buf_.size() == need_; }
+  // Whether the magic and nonce matched: from here on, a bad hello is the listener's own
+  // peer misbehaving (another version, say), not a stray.
+  bool genuine() const { return genuine_; }
   // The worker address and comm id, once done().
   std::vector<uint8_t> address() const;
   uint32_t comm_id() const;
@@ -73,6 +76,7 @@ class HelloReader {
   std::vector<uint8_t> buf_;
   std::size_t need_ = kHelloFixedBytes;
   bool fixed_ok_ = false;
+  bool genuine_ = false;
 };
 
 }  // namespace squeeze::transport::ucx

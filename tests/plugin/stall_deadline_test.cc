@@ -1,0 +1,100 @@
+// A sender that stops halfway through a message (SIGSTOP: its host and kernel are fine, so
+// keepalive and TCP_USER_TIMEOUT never fire) is an ncclRemoteError from the receiver's test()
+// at the stall deadline, not a hang. The receiver runs in a fresh child process: the plugin
+// reads SQUEEZE_STALL_TIMEOUT_S once, at the first init.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <vector>
+
+#include "plugin/nccl/common.h"
+#include "tests/plugin/fork_peer.h"
+#include "tests/plugin/plugin_api.h"
+
+namespace squeeze::testing {
+namespace {
+
+// Child exit codes, so that a failure says which step went wrong.
+enum Outcome : int {
+  kRemoteErrorInTime = 0,
+  kInitFailed = 20,
+  kNoLoopback,
+  kListenFailed,
+  kAcceptFailed,
+  kIrecvFailed,
+  kNoReady,
+  kHung,        // no error within 30 s
+  kWrongError,  // an error, but not ncclRemoteError
+  kTooEarly,    // before the deadline
+  kTooLate,
+};
+
+int receive_from_stopped_sender() {
+  setenv("SQUEEZE_STALL_TIMEOUT_S", "1", 1);
+  setenv("SQUEEZE_TRANSPORT", "tcp", 1);
+  PluginApi api(12);
+  if (api.init() != 0) return kInitFailed;
+  const int dev = loopback_device(api);
+  if (dev < 0) return kNoLoopback;
+  alignas(8) unsigned char handle[128] = {};
+  void* l = nullptr;
+  if (api.listen(dev, handle, &l) != 0) return kListenFailed;
+  const std::size_t z = 256u << 20;
+  int ready[2];
+  if (pipe(ready) != 0) return kNoReady;
+  ForkPeer sender([&]() -> int {
+    void* s = nullptr;
+    while (s == nullptr)
+      if (api.connect(dev, handle, &s) != 0) return 10;
+    std::vector<uint8_t> buf(z);
+    uint32_t x = 12345;  // incompressible, so that it goes as it is
+    for (auto& b : buf) {
+      x = x * 1103515245u + 12345u;
+      b = static_cast<uint8_t>(x >> 16);
+    }
+    void* req = nullptr;
+    while (req == nullptr)
+      if (api.isend(s, buf.data(), z, 1, nullptr, &req) != 0) return 11;
+    int done = 0;
+    for (int i = 0; i < 50 && !done; ++i) api.test(req, &done, nullptr);  // some bytes leave
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1) return 12;
+    raise(SIGSTOP);  // stalled, not dead: the socket stays open and its kernel answers
+    return 13;
+  });
+  void* r = nullptr;
+  while (r == nullptr)
+    if (api.accept(l, &r) != 0) return kAcceptFailed;
+  std::vector<uint8_t> buf(z);
+  void* data = buf.data();
+  std::size_t cap = z;
+  int tag = 1;
+  void* mh = nullptr;
+  void* req = nullptr;
+  if (api.irecv(r, 1, &data, &cap, &tag, &mh, &req) != 0 || req == nullptr) return kIrecvFailed;
+  char c;
+  if (read(ready[0], &c, 1) != 1) return kNoReady;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = wait_request(api, req, nullptr, 30);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc == -1) return kHung;
+  if (rc != kNcclRemoteError) return kWrongError;
+  if (waited < 0.9) return kTooEarly;
+  if (waited > 5) return kTooLate;
+  return kRemoteErrorInTime;  // the sender is SIGKILLed as `sender` goes out of scope
+}
+
+TEST(StallDeadline, StoppedSenderIsARemoteErrorForNccl) {
+  ForkPeer receiver(receive_from_stopped_sender);
+  const int got = receiver.wait(90);
+  EXPECT_EQ(got, kRemoteErrorInTime)
+      << "20 init, 21 no lo, 22 listen, 23 accept, 24 irecv, 25 ready, 26 hung "
+         "30 s, 27 not ncclRemoteError, 28 before the deadline, 29 well after it";
+}
+
+}  // namespace
+}  // namespace squeeze::testing
