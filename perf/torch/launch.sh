@@ -253,7 +253,9 @@ PYEOF
 
 # train_compare <model> <rate> <raw json> <compressed json> <tolerance | learns> <policy>: one
 # line and one JSON row per model and rate; exit 1 when the losses differ by more than the
-# tolerance (or, with "learns", when the compressed run's loss did not fall below 90% of its first).
+# tolerance (or, with "learns", when the compressed run's loss fell by less than half as much as
+# raw's did from the same start: on the H100, 60 steps took raw's only from 0.337 to 0.312, so
+# a fixed "below 90% of the first loss" failed raw itself).
 train_compare() {
   "$PY" - "$@" "$CHANNELS" "$SUMMARY" "${USER_ENV[*]:-}" <<'PYEOF'
 import json, math, sys
@@ -267,8 +269,11 @@ goal = goals.get((model, rate))
 speedup = raw["mean_step_ms"] / comp["mean_step_ms"]
 diff = abs(comp["mean_last10"] - raw["mean_last10"]) / abs(raw["mean_last10"])
 if tol is None:
-    ok = math.isfinite(comp["mean_last10"]) and comp["mean_last10"] < 0.9 * comp["first_loss"]
-    check = f"apart; compressed fell from {comp['first_loss']:.5f}, must reach < 90% of it"
+    raw_drop = raw["first_loss"] - raw["mean_last10"]
+    comp_drop = comp["first_loss"] - comp["mean_last10"]
+    ok = math.isfinite(comp["mean_last10"]) and raw_drop > 0 and comp_drop >= 0.5 * raw_drop
+    check = (f"apart; from {comp['first_loss']:.5f} compressed fell {comp_drop:.5f}, raw {raw_drop:.5f}: "
+             f"must fall at least half as much")
 else:
     ok = math.isfinite(comp["mean_last10"]) and diff <= tol
     check = f"limit {100 * tol:g}%"
