@@ -12,7 +12,7 @@
 #define SQUEEZE_INTRINSIC_WARNINGS_OFF \
   _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #else
-#define SQUEEZE_INTRINSIC_WARNINGS_OFF                                        \
+#define SQUEEZE_INTRINSIC_WARNINGS_OFF                                                       \
   _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
       _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #endif

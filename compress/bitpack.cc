@@ -10,7 +10,8 @@
 namespace squeeze::compress::bitpack {
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "bit packing assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "bit packing assumes a little-endian host");
 
 template <unsigned W>
 void pack_w(const uint32_t* in, uint8_t* out) {
@@ -83,7 +84,8 @@ void unpack64(const uint8_t* in, unsigned width, uint32_t* out) { kUnpack[width]
 void unpack64_unzigzag(const uint8_t* in, unsigned width, int32_t* codes) {
   uint32_t zz[kBlock];
   unpack64(in, width, zz);
-  for (unsigned i = 0; i < kBlock; ++i) codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
+  for (unsigned i = 0; i < kBlock; ++i)
+    codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1u)));
 }
 
 unsigned zigzag_pack64(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
@@ -110,7 +112,8 @@ void pack_array(const uint32_t* in, uint64_t n, unsigned width, uint8_t* out) {
       const uint64_t pos = bit + b;
       const unsigned shift = static_cast<unsigned>(pos & 7);
       const unsigned take = std::min(8u - shift, width - b);
-      out[pos >> 3] = static_cast<uint8_t>(out[pos >> 3] | (((v >> b) & ((1u << take) - 1)) << shift));
+      out[pos >> 3] =
+          static_cast<uint8_t>(out[pos >> 3] | (((v >> b) & ((1u << take) - 1)) << shift));
       b += take;
     }
   }

@@ -18,7 +18,9 @@ inline constexpr unsigned kBlock = 64;
 inline constexpr unsigned kMaxWidth = 32;
 
 // Bits needed to hold v (0 for 0).
-inline unsigned bit_width(uint32_t v) { return v == 0 ? 0u : 32u - static_cast<unsigned>(__builtin_clz(v)); }
+inline unsigned bit_width(uint32_t v) {
+  return v == 0 ? 0u : 32u - static_cast<unsigned>(__builtin_clz(v));
+}
 
 // in[0..63] must each fit in `width` bits; writes exactly 8*width bytes to out.
 void pack64(const uint32_t* in, unsigned width, uint8_t* out);

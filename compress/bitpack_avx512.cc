@@ -32,7 +32,10 @@ namespace {
 
 SQUEEZE_INTRINSIC_WARNINGS_OFF  // compress/avx512_target.h
 
-SQUEEZE_AVX512 inline __m128i count(unsigned bits) { return _mm_cvtsi32_si128(static_cast<int>(bits)); }
+    SQUEEZE_AVX512 inline __m128i
+    count(unsigned bits) {
+  return _mm_cvtsi32_si128(static_cast<int>(bits));
+}
 
 // (a & b) | c
 SQUEEZE_AVX512 inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
@@ -42,7 +45,8 @@ SQUEEZE_AVX512 inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
 // Each 128-bit lane: the run of `bits` bits at the low end of its upper qword joins the run
 // at the low end of its lower qword (bits <= 64).
 SQUEEZE_AVX512 inline __m512i merge128(__m512i x, unsigned bits) {
-  const __m512i up = _mm512_sll_epi64(_mm512_shuffle_epi32(x, _MM_PERM_BADC), count(bits));  // upper qword to lower
+  const __m512i up = _mm512_sll_epi64(_mm512_shuffle_epi32(x, _MM_PERM_BADC),
+                                      count(bits));  // upper qword to lower
   return _mm512_mask_or_epi64(_mm512_srl_epi64(x, count(64 - bits)), 0x55, x, up);
 }
 
@@ -64,8 +68,10 @@ SQUEEZE_AVX512 inline void pack_regs(const __m512i (&z)[4], unsigned w, uint8_t*
     x = _mm512_inserti32x4(x, _mm512_cvtepi32_epi8(z[2]), 2);
     x = _mm512_inserti32x4(x, _mm512_cvtepi32_epi8(z[3]), 3);
     x = and_or(x, _mm512_set1_epi16(0xff), _mm512_sll_epi16(_mm512_srli_epi16(x, 8), count(w)));
-    x = and_or(x, _mm512_set1_epi32(0xffff), _mm512_sll_epi32(_mm512_srli_epi32(x, 16), count(2 * w)));
-    x = and_or(x, _mm512_set1_epi64(0xffffffff), _mm512_sll_epi64(_mm512_srli_epi64(x, 32), count(4 * w)));
+    x = and_or(x, _mm512_set1_epi32(0xffff),
+               _mm512_sll_epi32(_mm512_srli_epi32(x, 16), count(2 * w)));
+    x = and_or(x, _mm512_set1_epi64(0xffffffff),
+               _mm512_sll_epi64(_mm512_srli_epi64(x, 32), count(4 * w)));
     store_lanes(merge128(x, 8 * w), 2 * w, out);
     return;
   }
@@ -73,8 +79,10 @@ SQUEEZE_AVX512 inline void pack_regs(const __m512i (&z)[4], unsigned w, uint8_t*
     for (unsigned h = 0; h < 2; ++h) {  // values 32h.. in 16 bits each
       __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(z[2 * h])),
                                      _mm512_cvtepi32_epi16(z[2 * h + 1]), 1);
-      x = and_or(x, _mm512_set1_epi32(0xffff), _mm512_sll_epi32(_mm512_srli_epi32(x, 16), count(w)));
-      x = and_or(x, _mm512_set1_epi64(0xffffffff), _mm512_sll_epi64(_mm512_srli_epi64(x, 32), count(2 * w)));
+      x = and_or(x, _mm512_set1_epi32(0xffff),
+                 _mm512_sll_epi32(_mm512_srli_epi32(x, 16), count(w)));
+      x = and_or(x, _mm512_set1_epi64(0xffffffff),
+                 _mm512_sll_epi64(_mm512_srli_epi64(x, 32), count(2 * w)));
       store_lanes(merge128(x, 4 * w), w, out + 4 * w * h);
     }
     return;
@@ -86,12 +94,13 @@ SQUEEZE_AVX512 inline void pack_regs(const __m512i (&z)[4], unsigned w, uint8_t*
 }
 
 SQUEEZE_AVX512 void pack_512(const uint32_t* in, unsigned w, uint8_t* out) {
-  const __m512i z[4] = {_mm512_loadu_si512(in), _mm512_loadu_si512(in + 16), _mm512_loadu_si512(in + 32),
-                        _mm512_loadu_si512(in + 48)};
+  const __m512i z[4] = {_mm512_loadu_si512(in), _mm512_loadu_si512(in + 16),
+                        _mm512_loadu_si512(in + 32), _mm512_loadu_si512(in + 48)};
   pack_regs(z, w, out);
 }
 
-SQUEEZE_AVX512 unsigned zigzag_pack_512(const int32_t* codes, uint8_t* out, std::size_t room, bool* fits) {
+SQUEEZE_AVX512 unsigned zigzag_pack_512(const int32_t* codes, uint8_t* out, std::size_t room,
+                                        bool* fits) {
   __m512i z[4];
   __m512i any = _mm512_setzero_si512();
   for (unsigned j = 0; j < 4; ++j) {

@@ -63,7 +63,8 @@ class ByteReader {
   bool get_le(T* v) {
     if (sizeof(T) > remaining()) return false;
     T x = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) x = static_cast<T>(x | static_cast<T>(static_cast<T>(data_[pos_ + i]) << (8 * i)));
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      x = static_cast<T>(x | static_cast<T>(static_cast<T>(data_[pos_ + i]) << (8 * i)));
     *v = x;
     pos_ += sizeof(T);
     return true;
@@ -114,7 +115,8 @@ class ByteWriter {
   template <typename T>
   bool put_le(T v) {
     if (sizeof(T) > remaining()) return false;
-    for (std::size_t i = 0; i < sizeof(T); ++i) data_[pos_ + i] = static_cast<uint8_t>(v >> (8 * i));
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      data_[pos_ + i] = static_cast<uint8_t>(v >> (8 * i));
     pos_ += sizeof(T);
     return true;
   }

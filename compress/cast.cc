@@ -27,24 +27,28 @@ Status cast_encode(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t
   }
   const std::size_t n = cast_bound(req);
   if (n > dst.size()) {
-    return {Status::Code::kNoSpace,
-            "cast: body needs " + std::to_string(n) + " bytes, dst holds " + std::to_string(dst.size())};
+    return {Status::Code::kNoSpace, "cast: body needs " + std::to_string(n) + " bytes, dst holds " +
+                                        std::to_string(dst.size())};
   }
   dst[0] = static_cast<uint8_t>(p.to);
   dst[1] = dst[2] = dst[3] = 0;
   const auto* src = static_cast<const uint8_t*>(req.src);  // any alignment
   if (p.to == Dtype::kBfloat16) {
-    hsimd::narrow_run<Dtype::kBfloat16>(src, static_cast<std::size_t>(req.count), dst.data() + kCastHeader);
+    hsimd::narrow_run<Dtype::kBfloat16>(src, static_cast<std::size_t>(req.count),
+                                        dst.data() + kCastHeader);
   } else {
-    hsimd::narrow_run<Dtype::kFloat16>(src, static_cast<std::size_t>(req.count), dst.data() + kCastHeader);
+    hsimd::narrow_run<Dtype::kFloat16>(src, static_cast<std::size_t>(req.count),
+                                       dst.data() + kCastHeader);
   }
   *written = n;
   return Status::Ok();
 }
 
-Status cast_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count, std::span<uint8_t> dst) {
+Status cast_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                   std::span<uint8_t> dst) {
   if (dtype != Dtype::kFloat32) {
-    return {Status::Code::kCorrupt, std::string("cast: frame dtype must be float32, got ") + dtype_name(dtype)};
+    return {Status::Code::kCorrupt,
+            std::string("cast: frame dtype must be float32, got ") + dtype_name(dtype)};
   }
   if (body.size() < kCastHeader) {
     return {Status::Code::kTruncated, "cast: body holds " + std::to_string(body.size()) +
@@ -57,22 +61,27 @@ Status cast_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count, s
   }
   for (std::size_t i = 1; i < kCastHeader; ++i) {
     if (body[i] != 0) {
-      return {Status::Code::kCorrupt, "cast: reserved byte at body offset " + std::to_string(i) + " is not zero"};
+      return {Status::Code::kCorrupt,
+              "cast: reserved byte at body offset " + std::to_string(i) + " is not zero"};
     }
   }
   if (count > (body.size() - kCastHeader) / 2 || body.size() - kCastHeader != 2 * count) {
-    return {Status::Code::kCorrupt, "cast: body holds " + std::to_string(body.size() - kCastHeader) +
-                                        " value bytes at body offset 4, count " + std::to_string(count) +
-                                        " needs 2 bytes per element"};
+    return {Status::Code::kCorrupt, "cast: body holds " +
+                                        std::to_string(body.size() - kCastHeader) +
+                                        " value bytes at body offset 4, count " +
+                                        std::to_string(count) + " needs 2 bytes per element"};
   }
   if (dst.size() != 4 * count) {
-    return {Status::Code::kInvalidArgument,
-            "cast: dst holds " + std::to_string(dst.size()) + " bytes, count " + std::to_string(count) + " needs more"};
+    return {Status::Code::kInvalidArgument, "cast: dst holds " + std::to_string(dst.size()) +
+                                                " bytes, count " + std::to_string(count) +
+                                                " needs more"};
   }
   if (to == Dtype::kBfloat16) {
-    hsimd::widen_run<Dtype::kBfloat16>(body.data() + kCastHeader, static_cast<std::size_t>(count), dst.data());
+    hsimd::widen_run<Dtype::kBfloat16>(body.data() + kCastHeader, static_cast<std::size_t>(count),
+                                       dst.data());
   } else {
-    hsimd::widen_run<Dtype::kFloat16>(body.data() + kCastHeader, static_cast<std::size_t>(count), dst.data());
+    hsimd::widen_run<Dtype::kFloat16>(body.data() + kCastHeader, static_cast<std::size_t>(count),
+                                      dst.data());
   }
   return Status::Ok();
 }

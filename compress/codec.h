@@ -11,13 +11,19 @@
 namespace squeeze::compress {
 
 enum class Dtype : uint8_t { kBytes = 0, kFloat32 = 1, kBfloat16 = 2, kFloat16 = 3 };
-std::size_t dtype_size(Dtype d);             // 1 for kBytes
-const char* dtype_name(Dtype d);             // "bytes", "float32", "bfloat16", "float16"
+std::size_t dtype_size(Dtype d);  // 1 for kBytes
+const char* dtype_name(Dtype d);  // "bytes", "float32", "bfloat16", "float16"
 bool parse_dtype(std::string_view s, Dtype* out);
 inline bool is_float(Dtype d) { return d != Dtype::kBytes; }
 
-enum class CodecId : uint8_t { kStored = 0, kQuantize = 1, kThreshold = 2, kLossless = 3, kCast = 4 };
-const char* codec_name(CodecId c);           // "stored", "quantize", "threshold", "lossless", "cast"
+enum class CodecId : uint8_t {
+  kStored = 0,
+  kQuantize = 1,
+  kThreshold = 2,
+  kLossless = 3,
+  kCast = 4
+};
+const char* codec_name(CodecId c);  // "stored", "quantize", "threshold", "lossless", "cast"
 bool parse_codec(std::string_view s, CodecId* out);
 
 // What the layers above need to know of a codec, so that they never branch on its id.
@@ -38,25 +44,29 @@ struct CodecTraits {
 const CodecTraits& codec_traits(CodecId c);
 inline bool is_lossy(CodecId c) { return codec_traits(c).lossy; }
 
-enum class BoundMode : uint8_t { kAbs = 0, kRel = 1, kRelRow = 2 };  // rel: to the message's value range
+enum class BoundMode : uint8_t {
+  kAbs = 0,
+  kRel = 1,
+  kRelRow = 2
+};  // rel: to the message's value range
 
 struct QuantizeParams {
   BoundMode mode = BoundMode::kRel;
-  double error_bound = 1e-2;   // absolute, or relative to the value range (of message or row)
-  uint32_t row_length = 0;     // elements per row; 0 = no rows
-  bool dedupe_rows = false;    // send each distinct row once (needs row_length)
+  double error_bound = 1e-2;  // absolute, or relative to the value range (of message or row)
+  uint32_t row_length = 0;    // elements per row; 0 = no rows
+  bool dedupe_rows = false;   // send each distinct row once (needs row_length)
 };
 
 struct ThresholdParams {
-  double keep = 0.01;               // fraction of elements kept, in (0, 1]
-  uint32_t refresh_every = 1000;    // messages of one stream between threshold searches
-  uint32_t sample_size = 65536;     // elements sampled to estimate the quantile
+  double keep = 0.01;                   // fraction of elements kept, in (0, 1]
+  uint32_t refresh_every = 1000;        // messages of one stream between threshold searches
+  uint32_t sample_size = 65536;         // elements sampled to estimate the quantile
   Dtype value_dtype = Dtype::kFloat32;  // kept values narrowed to bf16/fp16 optionally
-  bool error_feedback = false;      // add the stream's residual back before thresholding
+  bool error_feedback = false;          // add the stream's residual back before thresholding
 };
 
 struct CastParams {
-  Dtype to = Dtype::kBfloat16;      // float32 -> bfloat16 or float16
+  Dtype to = Dtype::kBfloat16;  // float32 -> bfloat16 or float16
 };
 
 struct CodecParams {
@@ -64,12 +74,19 @@ struct CodecParams {
   QuantizeParams quantize;
   ThresholdParams threshold;
   CastParams cast;
-  bool checksum = false;            // CRC32C over the body
+  bool checksum = false;  // CRC32C over the body
 };
 
 class Status {
  public:
-  enum class Code : uint8_t { kOk = 0, kInvalidArgument, kCorrupt, kTruncated, kUnsupported, kNoSpace };
+  enum class Code : uint8_t {
+    kOk = 0,
+    kInvalidArgument,
+    kCorrupt,
+    kTruncated,
+    kUnsupported,
+    kNoSpace
+  };
   Status() = default;
   Status(Code c, std::string msg) : code_(c), message_(std::move(msg)) {}
   static Status Ok() { return {}; }
@@ -88,17 +105,18 @@ class ThresholdState;
 
 // What an encoder found that a caller may adapt to (filled when EncodeRequest::report is set).
 struct EncodeReport {
-  uint64_t dedupe_rows = 0;    // full rows the quantize codec's row dedupe looked at (0: it did not run)
+  uint64_t dedupe_rows =
+      0;  // full rows the quantize codec's row dedupe looked at (0: it did not run)
   uint64_t dedupe_unique = 0;  // of those, the distinct ones (each sent once)
 };
 
 struct EncodeRequest {
   Dtype dtype = Dtype::kBytes;
   const void* src = nullptr;
-  uint64_t count = 0;                // elements (bytes for kBytes)
+  uint64_t count = 0;  // elements (bytes for kBytes)
   const CodecParams* params = nullptr;
   ThresholdState* threshold_state = nullptr;
-  EncodeReport* report = nullptr;    // optional; reset by encode_frame
+  EncodeReport* report = nullptr;  // optional; reset by encode_frame
 };
 
 // Every frame starts with this fixed header (layout in compress/FORMAT.md); a transport may
@@ -110,10 +128,10 @@ inline constexpr uint8_t kFrameVersion = 1;
 struct FrameInfo {
   CodecId codec;
   Dtype dtype;
-  uint64_t count;          // elements
-  uint64_t original_bytes; // bytes after decoding
+  uint64_t count;           // elements
+  uint64_t original_bytes;  // bytes after decoding
   uint64_t body_bytes;
-  uint64_t frame_bytes;    // header + body
+  uint64_t frame_bytes;  // header + body
   bool has_checksum;
 };
 
@@ -125,7 +143,8 @@ std::size_t max_frame_bytes(const EncodeRequest& req);
 Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* frame_bytes);
 // Validates the header (and nothing after it) and describes the frame.
 Status peek_frame(std::span<const uint8_t> frame, FrameInfo* info);
-// Validates everything before writing; never writes outside dst; dst.size() must be >= original_bytes.
+// Validates everything before writing; never writes outside dst; dst.size() must be >=
+// original_bytes.
 Status decode_frame(std::span<const uint8_t> frame, std::span<uint8_t> dst, std::size_t* written);
 
 }  // namespace squeeze::compress

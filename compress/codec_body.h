@@ -16,10 +16,12 @@ namespace squeeze::compress {
 using BodyBoundFn = std::size_t (*)(const EncodeRequest& req);
 // Writes the body into dst. Returns kNoSpace if it does not fit (the frame layer then
 // falls back to a stored frame); must never write outside dst.
-using BodyEncodeFn = Status (*)(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written);
+using BodyEncodeFn = Status (*)(const EncodeRequest& req, std::span<uint8_t> dst,
+                                std::size_t* written);
 // Decodes a body into dst (dst.size() == count * dtype_size(dtype)). Validates every field
 // before writing; never writes outside dst; rejects trailing garbage.
-using BodyDecodeFn = Status (*)(std::span<const uint8_t> body, Dtype dtype, uint64_t count, std::span<uint8_t> dst);
+using BodyDecodeFn = Status (*)(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                                std::span<uint8_t> dst);
 
 struct BodyCodec {
   BodyBoundFn bound;

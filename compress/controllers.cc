@@ -38,8 +38,8 @@ const char* schedule_kind_name(ScheduleKind k) {
 }
 
 bool parse_schedule_kind(std::string_view s, ScheduleKind* out) {
-  for (ScheduleKind k : {ScheduleKind::kConstant, ScheduleKind::kStep, ScheduleKind::kLinear,
-                         ScheduleKind::kLog}) {
+  for (ScheduleKind k :
+       {ScheduleKind::kConstant, ScheduleKind::kStep, ScheduleKind::kLinear, ScheduleKind::kLog}) {
     if (s == schedule_kind_name(k)) {
       *out = k;
       return true;

@@ -15,7 +15,9 @@ namespace squeeze::compress {
 // CRC of data, continuing from a previous crc32c()/crc32c_extend() result (0 to start).
 uint32_t crc32c_extend(uint32_t crc, const void* data, std::size_t size);
 inline uint32_t crc32c(const void* data, std::size_t size) { return crc32c_extend(0, data, size); }
-inline uint32_t crc32c(std::span<const uint8_t> data) { return crc32c_extend(0, data.data(), data.size()); }
+inline uint32_t crc32c(std::span<const uint8_t> data) {
+  return crc32c_extend(0, data.data(), data.size());
+}
 
 // The portable table implementation, exposed so tests can compare it with the hardware one.
 uint32_t crc32c_extend_portable(uint32_t crc, const void* data, std::size_t size);

@@ -26,8 +26,8 @@ SQUEEZE_HD inline uint32_t crc32c_multmodp(uint32_t a, uint32_t b) {
 
 // x^(8n) modulo the polynomial: the operator that appends n zero bytes.
 SQUEEZE_HD inline uint32_t crc32c_zeros_operator(uint64_t n) {
-  uint32_t p = 1u << 31;       // x^0
-  uint32_t x2k = 1u << 23;     // x^(2^3) = x^8: one byte
+  uint32_t p = 1u << 31;    // x^0
+  uint32_t x2k = 1u << 23;  // x^(2^3) = x^8: one byte
   while (n) {
     if (n & 1) p = crc32c_multmodp(x2k, p);
     n >>= 1;

@@ -10,7 +10,8 @@ namespace {
 
 constexpr std::array<const char*, 4> kDtypeNames = {"bytes", "float32", "bfloat16", "float16"};
 constexpr std::array<std::size_t, 4> kDtypeSizes = {1, 4, 2, 2};
-constexpr std::array<const char*, 5> kCodecNames = {"stored", "quantize", "threshold", "lossless", "cast"};
+constexpr std::array<const char*, 5> kCodecNames = {"stored", "quantize", "threshold", "lossless",
+                                                    "cast"};
 
 }  // namespace
 
@@ -37,11 +38,20 @@ bool parse_dtype(std::string_view s, Dtype* out) {
     Dtype d;
   };
   static constexpr Alias kAliases[] = {
-      {"f32", Dtype::kFloat32},      {"fp32", Dtype::kFloat32},     {"float", Dtype::kFloat32},
-      {"ncclFloat32", Dtype::kFloat32}, {"ncclFloat", Dtype::kFloat32}, {"bf16", Dtype::kBfloat16},
-      {"ncclBfloat16", Dtype::kBfloat16}, {"f16", Dtype::kFloat16},    {"fp16", Dtype::kFloat16},
-      {"half", Dtype::kFloat16},     {"ncclFloat16", Dtype::kFloat16}, {"ncclHalf", Dtype::kFloat16},
-      {"u8", Dtype::kBytes},         {"uint8", Dtype::kBytes},
+      {"f32", Dtype::kFloat32},
+      {"fp32", Dtype::kFloat32},
+      {"float", Dtype::kFloat32},
+      {"ncclFloat32", Dtype::kFloat32},
+      {"ncclFloat", Dtype::kFloat32},
+      {"bf16", Dtype::kBfloat16},
+      {"ncclBfloat16", Dtype::kBfloat16},
+      {"f16", Dtype::kFloat16},
+      {"fp16", Dtype::kFloat16},
+      {"half", Dtype::kFloat16},
+      {"ncclFloat16", Dtype::kFloat16},
+      {"ncclHalf", Dtype::kFloat16},
+      {"u8", Dtype::kBytes},
+      {"uint8", Dtype::kBytes},
   };
   for (const Alias& a : kAliases) {
     if (s == a.name) {
@@ -55,11 +65,11 @@ bool parse_dtype(std::string_view s, Dtype* out) {
 const CodecTraits& codec_traits(CodecId c) {
   static constexpr CodecTraits kNone{};
   static constexpr std::array<CodecTraits, 5> kTraits = {{
-      {},                                                 // stored
-      {.lossy = true, .row_dedupe = true},                // quantize
+      {},                                                      // stored
+      {.lossy = true, .row_dedupe = true},                     // quantize
       {.lossy = true, .stateful = true, .sparsifying = true},  // threshold
-      {.bytes_as_words = 4},                              // lossless
-      {.lossy = true, .float32_only = true},              // cast
+      {.bytes_as_words = 4},                                   // lossless
+      {.lossy = true, .float32_only = true},                   // cast
   }};
   static_assert(kTraits.size() == kCodecNames.size());
   const auto i = static_cast<std::size_t>(c);

@@ -78,11 +78,12 @@ Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
   uint64_t original = 0;
   if (!mul_u64(req.count, esize, &original) ||
       original > std::numeric_limits<std::size_t>::max() - kFrameHeaderBytes) {
-    return {Status::Code::kInvalidArgument,
-            "frame: count " + std::to_string(req.count) + " of " + dtype_name(req.dtype) + " overflows"};
+    return {Status::Code::kInvalidArgument, "frame: count " + std::to_string(req.count) + " of " +
+                                                dtype_name(req.dtype) + " overflows"};
   }
   if (req.src == nullptr && original > 0) {
-    return {Status::Code::kInvalidArgument, "frame: src is null with count " + std::to_string(req.count)};
+    return {Status::Code::kInvalidArgument,
+            "frame: src is null with count " + std::to_string(req.count)};
   }
   const BodyCodec* body = find_body_codec(params.codec);
   if (body == nullptr) {
@@ -91,8 +92,8 @@ Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
   }
   if (dst.size() < kFrameHeaderBytes) {
     return {Status::Code::kNoSpace, "frame: dst holds " + std::to_string(dst.size()) +
-                                        " bytes, less than the " + std::to_string(kFrameHeaderBytes) +
-                                        "-byte header"};
+                                        " bytes, less than the " +
+                                        std::to_string(kFrameHeaderBytes) + "-byte header"};
   }
 
   CodecId used = CodecId::kStored;
@@ -110,9 +111,9 @@ Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
       used = params.codec;
       body_bytes = n;
     } else if (st.ok()) {
-      return {Status::Code::kInvalidArgument, std::string("frame: codec ") + codec_name(params.codec) +
-                                                  " reported " + std::to_string(n) +
-                                                  " body bytes for a " + std::to_string(cap) + "-byte buffer"};
+      return {Status::Code::kInvalidArgument,
+              std::string("frame: codec ") + codec_name(params.codec) + " reported " +
+                  std::to_string(n) + " body bytes for a " + std::to_string(cap) + "-byte buffer"};
     } else if (st.code() != Status::Code::kNoSpace) {
       return st;
     }
@@ -128,8 +129,10 @@ Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
     if (!st.ok()) return st;
     body_bytes = n;
   }
-  const uint32_t body_crc = params.checksum ? crc32c(dst.data() + kFrameHeaderBytes, body_bytes) : 0;
-  write_header(dst.data(), used, req.dtype, params.checksum, req.count, original, body_bytes, body_crc);
+  const uint32_t body_crc =
+      params.checksum ? crc32c(dst.data() + kFrameHeaderBytes, body_bytes) : 0;
+  write_header(dst.data(), used, req.dtype, params.checksum, req.count, original, body_bytes,
+               body_crc);
   *frame_bytes = kFrameHeaderBytes + body_bytes;
   return Status::Ok();
 }
@@ -143,8 +146,9 @@ Status peek_frame(std::span<const uint8_t> frame, FrameInfo* info) {
   const uint32_t magic = load_le32(h + kOffMagic);
   if (magic != kFrameMagic) return corrupt("bad magic " + std::to_string(magic) + at(kOffMagic));
   if (h[kOffVersion] != kFrameVersion) {
-    return {Status::Code::kUnsupported, "frame: version " + std::to_string(h[kOffVersion]) + at(kOffVersion) +
-                                            " (this build reads version " + std::to_string(kFrameVersion) + ")"};
+    return {Status::Code::kUnsupported, "frame: version " + std::to_string(h[kOffVersion]) +
+                                            at(kOffVersion) + " (this build reads version " +
+                                            std::to_string(kFrameVersion) + ")"};
   }
   const uint32_t want_crc = load_le32(h + kOffHeaderCrc);
   const uint32_t got_crc = crc32c(h, kOffHeaderCrc);
@@ -154,14 +158,17 @@ Status peek_frame(std::span<const uint8_t> frame, FrameInfo* info) {
   }
   const auto codec = static_cast<CodecId>(h[kOffCodec]);
   if (find_body_codec(codec) == nullptr) {
-    return {Status::Code::kUnsupported, "frame: unknown codec " + std::to_string(h[kOffCodec]) + at(kOffCodec)};
+    return {Status::Code::kUnsupported,
+            "frame: unknown codec " + std::to_string(h[kOffCodec]) + at(kOffCodec)};
   }
   const auto dtype = static_cast<Dtype>(h[kOffDtype]);
   if (dtype_size(dtype) == 0) {
-    return {Status::Code::kUnsupported, "frame: unknown dtype " + std::to_string(h[kOffDtype]) + at(kOffDtype)};
+    return {Status::Code::kUnsupported,
+            "frame: unknown dtype " + std::to_string(h[kOffDtype]) + at(kOffDtype)};
   }
   const uint8_t flags = h[kOffFlags];
-  if ((flags & ~kKnownFlags) != 0) return corrupt("unknown flags " + std::to_string(flags) + at(kOffFlags));
+  if ((flags & ~kKnownFlags) != 0)
+    return corrupt("unknown flags " + std::to_string(flags) + at(kOffFlags));
   const bool has_checksum = (flags & kFlagChecksum) != 0;
   if (!has_checksum && load_le32(h + kOffBodyCrc) != 0) {
     return corrupt("body checksum" + at(kOffBodyCrc) + " is set but the checksum flag is clear");
@@ -170,15 +177,18 @@ Status peek_frame(std::span<const uint8_t> frame, FrameInfo* info) {
   const uint64_t original = load_le64(h + kOffOriginal);
   uint64_t expect = 0;
   if (!mul_u64(count, dtype_size(dtype), &expect) || expect != original) {
-    return corrupt("original_bytes " + std::to_string(original) + at(kOffOriginal) + " is not count " +
-                   std::to_string(count) + " x " + std::to_string(dtype_size(dtype)) + "-byte " + dtype_name(dtype));
+    return corrupt("original_bytes " + std::to_string(original) + at(kOffOriginal) +
+                   " is not count " + std::to_string(count) + " x " +
+                   std::to_string(dtype_size(dtype)) + "-byte " + dtype_name(dtype));
   }
   if (original > std::numeric_limits<std::size_t>::max()) {
-    return corrupt("original_bytes " + std::to_string(original) + at(kOffOriginal) + " exceeds the address space");
+    return corrupt("original_bytes " + std::to_string(original) + at(kOffOriginal) +
+                   " exceeds the address space");
   }
   const uint64_t body = load_le64(h + kOffBody);
   if (body > std::numeric_limits<std::size_t>::max() - kFrameHeaderBytes) {
-    return corrupt("body_bytes " + std::to_string(body) + at(kOffBody) + " exceeds the address space");
+    return corrupt("body_bytes " + std::to_string(body) + at(kOffBody) +
+                   " exceeds the address space");
   }
   info->codec = codec;
   info->dtype = dtype;
@@ -197,12 +207,14 @@ Status decode_frame(std::span<const uint8_t> frame, std::span<uint8_t> dst, std:
   if (!st.ok()) return st;
   const std::size_t remaining = frame.size() - kFrameHeaderBytes;
   if (info.body_bytes > remaining) {
-    return {Status::Code::kTruncated, "frame: body_bytes " + std::to_string(info.body_bytes) + at(kOffBody) +
-                                          " exceeds remaining " + std::to_string(remaining)};
+    return {Status::Code::kTruncated, "frame: body_bytes " + std::to_string(info.body_bytes) +
+                                          at(kOffBody) + " exceeds remaining " +
+                                          std::to_string(remaining)};
   }
   if (info.body_bytes < remaining) {
-    return corrupt(std::to_string(remaining - info.body_bytes) + " trailing bytes after the body (body_bytes " +
-                   std::to_string(info.body_bytes) + at(kOffBody) + ")");
+    return corrupt(std::to_string(remaining - info.body_bytes) +
+                   " trailing bytes after the body (body_bytes " + std::to_string(info.body_bytes) +
+                   at(kOffBody) + ")");
   }
   if (dst.size() < info.original_bytes) {
     return {Status::Code::kInvalidArgument, "frame: dst holds " + std::to_string(dst.size()) +
@@ -214,12 +226,13 @@ Status decode_frame(std::span<const uint8_t> frame, std::span<uint8_t> dst, std:
     const uint32_t want = load_le32(frame.data() + kOffBodyCrc);
     const uint32_t got = crc32c(body);
     if (want != got) {
-      return corrupt("body checksum " + std::to_string(want) + at(kOffBodyCrc) + " does not match the body's " +
-                     std::to_string(got));
+      return corrupt("body checksum " + std::to_string(want) + at(kOffBodyCrc) +
+                     " does not match the body's " + std::to_string(got));
     }
   }
   const BodyCodec* codec = find_body_codec(info.codec);
-  st = codec->decode(body, info.dtype, info.count, dst.first(static_cast<std::size_t>(info.original_bytes)));
+  st = codec->decode(body, info.dtype, info.count,
+                     dst.first(static_cast<std::size_t>(info.original_bytes)));
   if (!st.ok()) return st;
   *written = static_cast<std::size_t>(info.original_bytes);
   return Status::Ok();

@@ -45,12 +45,14 @@ SQUEEZE_HD inline float f32_from_bits(uint32_t u) {
 
 SQUEEZE_HD inline uint16_t f32_to_bf16(float f) {
   const uint32_t u = f32_bits(f);
-  const uint32_t nan = (u >> 16) | 0x0040u;            // NaN: keep sign and top payload, quiet
+  const uint32_t nan = (u >> 16) | 0x0040u;  // NaN: keep sign and top payload, quiet
   const uint32_t rne = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // carries up to Inf, as RNE says
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rne);
 }
 
-SQUEEZE_HD inline float bf16_to_f32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
+SQUEEZE_HD inline float bf16_to_f32(uint16_t h) {
+  return f32_from_bits(static_cast<uint32_t>(h) << 16);
+}
 
 SQUEEZE_HD inline uint16_t f32_to_f16(float f) {
   const uint32_t u = f32_bits(f);
@@ -72,8 +74,9 @@ SQUEEZE_HD inline float f16_to_f32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t em = h & 0x7fffu;
   const uint32_t normal = (em << 13) + 0x38000000u;
-  const uint32_t special = (em << 13) | 0x7f800000u;                                 // Inf/NaN
-  const uint32_t sub = f32_bits(static_cast<float>(static_cast<int32_t>(em)) * 5.9604644775390625e-8f);  // em * 2^-24
+  const uint32_t special = (em << 13) | 0x7f800000u;  // Inf/NaN
+  const uint32_t sub = f32_bits(static_cast<float>(static_cast<int32_t>(em)) *
+                                5.9604644775390625e-8f);  // em * 2^-24
   const uint32_t o = em >= 0x7c00u ? special : (em >= 0x0400u ? normal : sub);
   return f32_from_bits(sign | o);
 }

@@ -47,7 +47,8 @@ SQUEEZE_HSIMD f32x4 from_f16(u32x4 h) {
   const u32x4 em = h & 0x7fffu;
   const u32x4 normal = (em << 13) + 0x38000000u;
   const u32x4 special = (em << 13) | 0x7f800000u;
-  const f32x4 subf = __builtin_convertvector(__builtin_bit_cast(i32x4, em), f32x4) * 5.9604644775390625e-8f;
+  const f32x4 subf =
+      __builtin_convertvector(__builtin_bit_cast(i32x4, em), f32x4) * 5.9604644775390625e-8f;
   const u32x4 sub = __builtin_bit_cast(u32x4, subf);
   const u32x4 o = em >= 0x7c00u ? special : (em >= 0x0400u ? normal : sub);
   return __builtin_bit_cast(f32x4, sign | o);

@@ -37,11 +37,13 @@ std::size_t lossless_body_bound_bytes(std::size_t bytes);
 std::size_t lossless_body_bound(const EncodeRequest& req);
 // Any dtype (kBytes included). kNoSpace when dst is too small.
 Status lossless_encode_body(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written);
-Status lossless_decode_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count, std::span<uint8_t> dst);
+Status lossless_decode_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                            std::span<uint8_t> dst);
 
 // One block (len bytes, a multiple of width, at most kLosslessBlockBytes) into out, which
 // must hold at least len bytes. Returns the encoded size: 0 for all-zero, len for raw
 // (the block copied), else the packed size (< len). Exposed for the CUDA twin's tests.
-std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_t width, uint8_t* out);
+std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_t width,
+                                  uint8_t* out);
 
 }  // namespace squeeze::compress

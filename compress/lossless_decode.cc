@@ -20,22 +20,22 @@ using lossless_detail::unpack_bits;
 namespace {
 
 Status corrupt(const std::string& what, std::size_t offset) {
-  return {Status::Code::kCorrupt, "lossless body: " + what + " at offset " + std::to_string(offset)};
+  return {Status::Code::kCorrupt,
+          "lossless body: " + what + " at offset " + std::to_string(offset)};
 }
-
 
 struct GroupMap {
   uint8_t l0[kLosslessBlockBytes / 8] = {};
   std::size_t group_bytes = 0;  // bytes one map bit covers
   std::size_t groups = 0;
-  std::size_t bytes = 0;        // bytes of the nonzero groups
-  bool all = false;             // every group is nonzero
+  std::size_t bytes = 0;  // bytes of the nonzero groups
+  bool all = false;       // every group is nonzero
 };
 
 // Parses the granularity byte and the two-level map at p (n bytes available) of a block of
 // len bytes at body offset `at`; *used = bytes it occupies.
-Status read_map(const uint8_t* p, std::size_t n, std::size_t len, std::size_t w, std::size_t at, GroupMap* m,
-                std::size_t* used) {
+Status read_map(const uint8_t* p, std::size_t n, std::size_t len, std::size_t w, std::size_t at,
+                GroupMap* m, std::size_t* used) {
   if (n == 0) return corrupt("packed block is empty", at);
   if (p[0] != kLosslessMapGroups && p[0] != kLosslessMapElements) {
     return corrupt("zero-map granularity " + std::to_string(p[0]) + " (want 0 or 1)", at);
@@ -51,7 +51,8 @@ Status read_map(const uint8_t* p, std::size_t n, std::size_t len, std::size_t w,
   for (std::size_t j8 = 0; j8 < l1_bytes; ++j8) {
     for (unsigned bits = l1[j8]; bits != 0; bits &= bits - 1) {
       const std::size_t j = j8 * 8 + static_cast<std::size_t>(std::countr_zero(bits));
-      if (j >= l0_bytes) return corrupt("zero map level-1 bit " + std::to_string(j) + " past the map", at + 1 + j8);
+      if (j >= l0_bytes)
+        return corrupt("zero map level-1 bit " + std::to_string(j) + " past the map", at + 1 + j8);
       if (k == n) return corrupt("block zero map runs past the block", at + k);
       if (p[k] == 0) return corrupt("zero map lists a zero byte", at + k);
       m->l0[j] = p[k++];
@@ -70,7 +71,8 @@ Status read_map(const uint8_t* p, std::size_t n, std::size_t len, std::size_t w,
 }
 
 // Checks a packed block of `size` bytes at body offset `at` for a block of len bytes.
-Status check_packed(const uint8_t* p, std::size_t size, std::size_t len, std::size_t w, std::size_t at) {
+Status check_packed(const uint8_t* p, std::size_t size, std::size_t len, std::size_t w,
+                    std::size_t at) {
   GroupMap map;
   std::size_t k = 0;
   if (Status s = read_map(p, size, len, w, at, &map, &k); !s.ok()) return s;
@@ -96,12 +98,14 @@ Status check_packed(const uint8_t* p, std::size_t size, std::size_t len, std::si
       k += need;
     }
   }
-  if (k != size) return corrupt(std::to_string(size - k) + " stray bytes at the end of a packed block", at + k);
+  if (k != size)
+    return corrupt(std::to_string(size - k) + " stray bytes at the end of a packed block", at + k);
   return Status::Ok();
 }
 
 // Decodes a packed block of `size` bytes that check_packed accepted.
-void decode_packed(const uint8_t* p, std::size_t size, std::size_t len, std::size_t w, uint8_t* out) {
+void decode_packed(const uint8_t* p, std::size_t size, std::size_t len, std::size_t w,
+                   uint8_t* out) {
   GroupMap map;
   std::size_t k = 0;
   read_map(p, size, len, w, 0, &map, &k);
@@ -176,28 +180,36 @@ void decode_packed(const uint8_t* p, std::size_t size, std::size_t len, std::siz
 
 }  // namespace
 
-Status lossless_decode_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count, std::span<uint8_t> dst) {
+Status lossless_decode_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                            std::span<uint8_t> dst) {
   const std::size_t w = dtype_size(dtype);
   if (w == 0) {
-    return {Status::Code::kUnsupported, "lossless body: unknown dtype " + std::to_string(static_cast<unsigned>(dtype))};
+    return {Status::Code::kUnsupported,
+            "lossless body: unknown dtype " + std::to_string(static_cast<unsigned>(dtype))};
   }
   if (count > dst.size() / w) {
-    return {Status::Code::kInvalidArgument, "lossless body: destination holds " + std::to_string(dst.size()) +
-                                                " bytes, " + std::to_string(count) + " elements need more"};
+    return {Status::Code::kInvalidArgument, "lossless body: destination holds " +
+                                                std::to_string(dst.size()) + " bytes, " +
+                                                std::to_string(count) + " elements need more"};
   }
   const std::size_t bytes = static_cast<std::size_t>(count) * w;
   if (body.size() < kLosslessHeaderBytes) {
-    return {Status::Code::kTruncated, "lossless body: header needs 4 bytes, body has " + std::to_string(body.size())};
+    return {Status::Code::kTruncated,
+            "lossless body: header needs 4 bytes, body has " + std::to_string(body.size())};
   }
-  if (body[0] != kLosslessBlockShift) return corrupt("block shift " + std::to_string(body[0]) + " (want 12)", 0);
-  if (body[1] != kLosslessGroupShift) return corrupt("group shift " + std::to_string(body[1]) + " (want 4)", 1);
+  if (body[0] != kLosslessBlockShift)
+    return corrupt("block shift " + std::to_string(body[0]) + " (want 12)", 0);
+  if (body[1] != kLosslessGroupShift)
+    return corrupt("group shift " + std::to_string(body[1]) + " (want 4)", 1);
   const uint8_t flags = w > 1 ? kLosslessFlagRotate : 0;
-  if (body[2] != flags) return corrupt("flags " + std::to_string(body[2]) + " (want " + std::to_string(flags) + ")", 2);
+  if (body[2] != flags)
+    return corrupt("flags " + std::to_string(body[2]) + " (want " + std::to_string(flags) + ")", 2);
   if (body[3] != 0) return corrupt("reserved byte " + std::to_string(body[3]) + " is not 0", 3);
   const std::size_t blocks = (bytes + kLosslessBlockBytes - 1) / kLosslessBlockBytes;
   if ((body.size() - kLosslessHeaderBytes) / 2 < blocks) {
     return {Status::Code::kTruncated, "lossless body: size table of " + std::to_string(blocks) +
-                                          " blocks runs past the body of " + std::to_string(body.size()) + " bytes"};
+                                          " blocks runs past the body of " +
+                                          std::to_string(body.size()) + " bytes"};
   }
   const uint8_t* table = body.data() + kLosslessHeaderBytes;
   const std::size_t first = kLosslessHeaderBytes + 2 * blocks;
@@ -208,20 +220,23 @@ Status lossless_decode_body(std::span<const uint8_t> body, Dtype dtype, uint64_t
     const std::size_t len = std::min(kLosslessBlockBytes, bytes - b * kLosslessBlockBytes);
     const std::size_t size = load_le16(table + 2 * b);
     if (size > len) {
-      return corrupt("block " + std::to_string(b) + " size " + std::to_string(size) + " exceeds its " +
-                         std::to_string(len) + " bytes", kLosslessHeaderBytes + 2 * b);
+      return corrupt("block " + std::to_string(b) + " size " + std::to_string(size) +
+                         " exceeds its " + std::to_string(len) + " bytes",
+                     kLosslessHeaderBytes + 2 * b);
     }
     if (body.size() - pos < size) {
-      return {Status::Code::kTruncated, "lossless body: block " + std::to_string(b) + " at offset " +
-                                            std::to_string(pos) + " needs " + std::to_string(size) +
-                                            " bytes, " + std::to_string(body.size() - pos) + " remain"};
+      return {Status::Code::kTruncated, "lossless body: block " + std::to_string(b) +
+                                            " at offset " + std::to_string(pos) + " needs " +
+                                            std::to_string(size) + " bytes, " +
+                                            std::to_string(body.size() - pos) + " remain"};
     }
     if (size != 0 && size != len) {
       if (Status s = check_packed(body.data() + pos, size, len, w, pos); !s.ok()) return s;
     }
     pos += size;
   }
-  if (pos != body.size()) return corrupt(std::to_string(body.size() - pos) + " trailing bytes after the last block", pos);
+  if (pos != body.size())
+    return corrupt(std::to_string(body.size() - pos) + " trailing bytes after the last block", pos);
 
   // Pass 2: write.
   pos = first;

@@ -92,7 +92,8 @@ uint8_t* put_segment(const uint8_t* v, std::size_t s, uint8_t* o, const uint8_t*
 
 }  // namespace
 
-std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_t width, uint8_t* out) {
+std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_t width,
+                                  uint8_t* out) {
   const std::size_t w = width;
   const std::size_t elems = len / w;
   alignas(16) uint8_t nz[kLosslessBlockBytes];  // 1 per nonzero element
@@ -117,8 +118,10 @@ std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_
       }
     }
   }
-  const auto gain_elem = static_cast<int64_t>(8 * w * (elems - nonzero_elems)) - static_cast<int64_t>(elems);
-  const auto gain_group = static_cast<int64_t>(8 * zero_group_bytes) - static_cast<int64_t>(groups16);
+  const auto gain_elem =
+      static_cast<int64_t>(8 * w * (elems - nonzero_elems)) - static_cast<int64_t>(elems);
+  const auto gain_group =
+      static_cast<int64_t>(8 * zero_group_bytes) - static_cast<int64_t>(groups16);
   const bool by_element = gain_elem > gain_group;
   const std::size_t ge = by_element ? 1 : per_group;  // elements per map bit
   const std::size_t groups = by_element ? elems : groups16;
@@ -131,7 +134,8 @@ std::size_t lossless_encode_block(const uint8_t* in, std::size_t len, std::size_
     std::memcpy(&x, bit + g8, 8);
     l0[g8 >> 3] = static_cast<uint8_t>((x * 0x0102040810204080ull) >> 56);
   }
-  for (std::size_t g = g8; g < groups; ++g) l0[g >> 3] = static_cast<uint8_t>(l0[g >> 3] | (bit[g] << (g & 7)));
+  for (std::size_t g = g8; g < groups; ++g)
+    l0[g >> 3] = static_cast<uint8_t>(l0[g >> 3] | (bit[g] << (g & 7)));
   const std::size_t nonzero_groups = by_element ? nonzero_elems : groups16 - zero_groups;
 
   uint8_t* o = out;
@@ -200,7 +204,8 @@ std::size_t lossless_body_bound(const EncodeRequest& req) {
   return lossless_body_bound_bytes(static_cast<std::size_t>(req.count) * w);
 }
 
-Status lossless_encode_body(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written) {
+Status lossless_encode_body(const EncodeRequest& req, std::span<uint8_t> dst,
+                            std::size_t* written) {
   *written = 0;
   const std::size_t w = dtype_size(req.dtype);
   if (w == 0) {
@@ -208,18 +213,21 @@ Status lossless_encode_body(const EncodeRequest& req, std::span<uint8_t> dst, st
             "lossless encode: unknown dtype " + std::to_string(static_cast<unsigned>(req.dtype))};
   }
   if (req.count > std::numeric_limits<std::size_t>::max() / 8) {
-    return {Status::Code::kInvalidArgument, "lossless encode: count " + std::to_string(req.count) + " too large"};
+    return {Status::Code::kInvalidArgument,
+            "lossless encode: count " + std::to_string(req.count) + " too large"};
   }
   const std::size_t bytes = static_cast<std::size_t>(req.count) * w;
   if (bytes > 0 && req.src == nullptr) {
-    return {Status::Code::kInvalidArgument, "lossless encode: null source with count " + std::to_string(req.count)};
+    return {Status::Code::kInvalidArgument,
+            "lossless encode: null source with count " + std::to_string(req.count)};
   }
   const auto* in = static_cast<const uint8_t*>(req.src);
   const std::size_t blocks = (bytes + kLosslessBlockBytes - 1) / kLosslessBlockBytes;
   const std::size_t table = kLosslessHeaderBytes + 2 * blocks;
   auto no_space = [&](std::size_t need) {
-    return Status(Status::Code::kNoSpace, "lossless encode: body needs more than " + std::to_string(need) +
-                                              " bytes, dst holds " + std::to_string(dst.size()));
+    return Status(Status::Code::kNoSpace, "lossless encode: body needs more than " +
+                                              std::to_string(need) + " bytes, dst holds " +
+                                              std::to_string(dst.size()));
   };
   if (dst.size() < table) return no_space(table);
   ByteWriter hw(dst.first(kLosslessHeaderBytes));

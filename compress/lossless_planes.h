@@ -10,7 +10,8 @@
 
 namespace squeeze::compress::lossless_detail {
 
-static_assert(std::endian::native == std::endian::little, "bit packing assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "bit packing assumes a little-endian host");
 
 // memcpy with the common small sizes inlined (zero-map groups are 1, 2, 4 or 16 bytes).
 inline void copy_small(uint8_t* dst, const uint8_t* src, std::size_t n) {
@@ -62,7 +63,8 @@ inline void merge_planes(const uint8_t* planes, std::size_t n, std::size_t w, ui
   } else {
     for (std::size_t i = 0; i < n; ++i) {
       uint32_t v = static_cast<uint32_t>(planes[i]) | (static_cast<uint32_t>(planes[n + i]) << 8) |
-                   (static_cast<uint32_t>(planes[2 * n + i]) << 16) | (static_cast<uint32_t>(planes[3 * n + i]) << 24);
+                   (static_cast<uint32_t>(planes[2 * n + i]) << 16) |
+                   (static_cast<uint32_t>(planes[3 * n + i]) << 24);
       v = (v >> 1) | (v << 31);
       std::memcpy(out + 4 * i, &v, 4);
     }
@@ -77,7 +79,8 @@ inline void pack_bits(const uint8_t* v, std::size_t s, uint8_t base, unsigned k,
   std::size_t i = 0;
   for (; i + 8 <= s; i += 8) {
     uint64_t acc = 0;
-    for (unsigned j = 0; j < 8; ++j) acc |= static_cast<uint64_t>(static_cast<uint8_t>(v[i + j] - base)) << (j * k);
+    for (unsigned j = 0; j < 8; ++j)
+      acc |= static_cast<uint64_t>(static_cast<uint8_t>(v[i + j] - base)) << (j * k);
     if (packed_bytes(s - i, k) >= 8) {
       std::memcpy(out, &acc, 8);  // the bytes past k are rewritten by the next group
     } else {
@@ -87,7 +90,8 @@ inline void pack_bits(const uint8_t* v, std::size_t s, uint8_t base, unsigned k,
   }
   if (i < s) {
     uint64_t acc = 0;
-    for (unsigned j = 0; i + j < s; ++j) acc |= static_cast<uint64_t>(static_cast<uint8_t>(v[i + j] - base)) << (j * k);
+    for (unsigned j = 0; i + j < s; ++j)
+      acc |= static_cast<uint64_t>(static_cast<uint8_t>(v[i + j] - base)) << (j * k);
     const std::size_t tail = packed_bytes(s - i, k);
     for (std::size_t b = 0; b < tail; ++b) out[b] = static_cast<uint8_t>(acc >> (8 * b));
   }
@@ -104,14 +108,16 @@ inline void unpack_bits(const uint8_t* in, std::size_t s, uint8_t base, unsigned
     } else {
       for (unsigned b = 0; b < k; ++b) acc |= static_cast<uint64_t>(in[b]) << (8 * b);
     }
-    for (unsigned j = 0; j < 8; ++j) out[i + j] = static_cast<uint8_t>(base + ((acc >> (j * k)) & mask));
+    for (unsigned j = 0; j < 8; ++j)
+      out[i + j] = static_cast<uint8_t>(base + ((acc >> (j * k)) & mask));
     in += k;
   }
   if (i < s) {
     uint64_t acc = 0;
     const std::size_t tail = packed_bytes(s - i, k);
     for (std::size_t b = 0; b < tail; ++b) acc |= static_cast<uint64_t>(in[b]) << (8 * b);
-    for (unsigned j = 0; i + j < s; ++j) out[i + j] = static_cast<uint8_t>(base + ((acc >> (j * k)) & mask));
+    for (unsigned j = 0; i + j < s; ++j)
+      out[i + j] = static_cast<uint8_t>(base + ((acc >> (j * k)) & mask));
   }
 }
 

@@ -44,11 +44,12 @@ std::size_t quantize_body_bound(const EncodeRequest& req) {
   const uint64_t rows = qp && qp->row_length ? req.count / qp->row_length + 1 : 0;
   const uint64_t blocks = (req.count + kQuantizeBlock - 1) / kQuantizeBlock;
   // header + map (<= 4 bytes/row) + row params + widths + 30-bit codes + every element escaped
-  return static_cast<std::size_t>(kQuantizeHeaderBytes + 12 * rows + blocks * (1 + 8 * kQuantizeMaxWidth) +
-                                  req.count * (4 + esize));
+  return static_cast<std::size_t>(kQuantizeHeaderBytes + 12 * rows +
+                                  blocks * (1 + 8 * kQuantizeMaxWidth) + req.count * (4 + esize));
 }
 
-double quantize_message_bound(const QuantizeParams& p, Dtype dtype, const void* src, uint64_t count) {
+double quantize_message_bound(const QuantizeParams& p, Dtype dtype, const void* src,
+                              uint64_t count) {
   if (p.mode == BoundMode::kAbs) return p.error_bound;
   return p.error_bound * range_any(dtype, src, count);
 }

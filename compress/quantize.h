@@ -33,12 +33,12 @@ struct QuantizeLayout {
   double offset = 0;       // message modes
   float step = 0;          // message modes
   uint32_t n_escapes = 0;
-  uint32_t n_unique = 0;   // dedupe: distinct full rows
+  uint32_t n_unique = 0;  // dedupe: distinct full rows
 
-  uint64_t n_full_rows = 0;    // count / row_length (0 without rows)
-  uint64_t tail = 0;           // count % row_length
-  uint64_t n_stream = 0;       // elements actually quantized (distinct rows + tail)
-  uint64_t n_param_rows = 0;   // rel-row: rows with their own (offset, step)
+  uint64_t n_full_rows = 0;   // count / row_length (0 without rows)
+  uint64_t tail = 0;          // count % row_length
+  uint64_t n_stream = 0;      // elements actually quantized (distinct rows + tail)
+  uint64_t n_param_rows = 0;  // rel-row: rows with their own (offset, step)
   uint64_t n_blocks = 0;
   unsigned map_bits = 0;
 
@@ -50,17 +50,20 @@ struct QuantizeLayout {
 // dst is too small (the frame layer then stores the input instead).
 std::size_t quantize_body_bound(const EncodeRequest& req);
 Status quantize_body_encode(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written);
-Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count, std::span<uint8_t> dst);
+Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                            std::span<uint8_t> dst);
 
 // Validates a quantize body completely (header, map, row parameters, widths, payload size,
 // escape order, block padding) without writing anything. Errors name the field and its
 // offset in the body.
-Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count, QuantizeLayout* out);
+Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                           QuantizeLayout* out);
 
 // The absolute bound the message modes guarantee for these values: error_bound for kAbs,
 // error_bound * (max - min over finite elements, in double) for kRel. kRelRow bounds each
 // row by error_bound * that row's range instead (see quantize_row_bound).
-double quantize_message_bound(const QuantizeParams& p, Dtype dtype, const void* src, uint64_t count);
+double quantize_message_bound(const QuantizeParams& p, Dtype dtype, const void* src,
+                              uint64_t count);
 double quantize_row_bound(const QuantizeParams& p, Dtype dtype, const void* row, uint64_t n);
 
 }  // namespace squeeze::compress

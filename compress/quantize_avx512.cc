@@ -42,14 +42,16 @@ namespace {
 
 // The last n < 8 elements, by quantize_one compiled for the baseline target (no FMA there).
 template <Dtype D>
-__attribute__((noinline)) bool tail(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+__attribute__((noinline)) bool tail(const float* v, std::size_t n, const qmath::Params& p,
+                                    int32_t* codes) {
   return qmath::quantize_each<D>(v, n, p, codes);
 }
 
 SQUEEZE_INTRINSIC_WARNINGS_OFF  // compress/avx512_target.h
 
-template <Dtype D>
-SQUEEZE_AVX512 bool quantize_512(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+    template <Dtype D>
+    SQUEEZE_AVX512 bool quantize_512(const float* v, std::size_t n, const qmath::Params& p,
+                                     int32_t* codes) {
   const __m512d off = _mm512_set1_pd(p.offset), inv = _mm512_set1_pd(p.inv_step);
   const __m512d step = _mm512_set1_pd(static_cast<double>(p.step)), eb = _mm512_set1_pd(p.bound);
   const __m512d kmax = _mm512_set1_pd(qmath::kMaxCode), kmin = _mm512_set1_pd(-qmath::kMaxCode);
@@ -59,8 +61,10 @@ SQUEEZE_AVX512 bool quantize_512(const float* v, std::size_t n, const qmath::Par
   for (; i + 8 <= n; i += 8) {
     const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(v + i));
     __m512d q = _mm512_mul_pd(_mm512_sub_pd(x, off), inv);
-    q = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(q, kmin, _CMP_LT_OQ), q, kmin);  // q < -max ? -max : q
-    q = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(q, kmax, _CMP_GT_OQ), q, kmax);  // q > max ? max : q
+    q = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(q, kmin, _CMP_LT_OQ), q,
+                             kmin);  // q < -max ? -max : q
+    q = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(q, kmax, _CMP_GT_OQ), q,
+                             kmax);  // q > max ? max : q
     const __m512d r = _mm512_sub_pd(_mm512_add_pd(q, magic), magic);
     __m512d prod = _mm512_mul_pd(r, step);
     asm("" : "+v"(prod));  // keeps the multiply and the add apart (GCC would fuse them)
@@ -101,12 +105,14 @@ Fast32 fast32(const qmath::Params& p) {
   const double step = static_cast<double>(p.step), inv = p.inv_step, eb = p.bound;
   const double off = p.offset;
   // inv below FLT_MIN would be a float32 subnormal, rounded far more than 2^-24.
-  if (!(step > 0 && inv >= 0x1p-126 && inv <= FLT_MAX && std::fabs(off) <= FLT_MAX && eb > 0 && eb <= DBL_MAX))
+  if (!(step > 0 && inv >= 0x1p-126 && inv <= FLT_MAX && std::fabs(off) <= FLT_MAX && eb > 0 &&
+        eb <= DBL_MAX))
     return f;
   const double tol = (std::fabs(off) * 0x1p-23 + 0x1p-149) * inv * 2.0 + 0x1p-40;
   const double c = 0x1p-24 + 0x1p-51;
   double xmax = (eb * (1 - 0x1p-50) - step * 0.5 - 0x1p-149) / c - step * 0.5;
-  xmax = std::min(xmax * (1 - 0x1p-45), static_cast<double>(FLT_MAX) - step);  // 0x1p-45: this line's own roundings
+  xmax = std::min(xmax * (1 - 0x1p-45),
+                  static_cast<double>(FLT_MAX) - step);  // 0x1p-45: this line's own roundings
   if (!(tol < 0.125) || !(xmax > 0)) return f;
   f.on = true;
   f.off = static_cast<float>(off);
@@ -116,10 +122,12 @@ Fast32 fast32(const qmath::Params& p) {
   return f;
 }
 
-SQUEEZE_AVX512 bool quantize_512_f32(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+SQUEEZE_AVX512 bool quantize_512_f32(const float* v, std::size_t n, const qmath::Params& p,
+                                     int32_t* codes) {
   const Fast32 f = fast32(p);
   if (!f.on) return quantize_512<Dtype::kFloat32>(v, n, p, codes);
-  const __m512 off = _mm512_set1_ps(f.off), inv = _mm512_set1_ps(f.inv), tol = _mm512_set1_ps(f.tol);
+  const __m512 off = _mm512_set1_ps(f.off), inv = _mm512_set1_ps(f.inv),
+               tol = _mm512_set1_ps(f.tol);
   const __m512 xmax = _mm512_set1_ps(f.xmax), half = _mm512_set1_ps(0.5f);
   const __m512 qlim = _mm512_set1_ps(0x1p20f), rel = _mm512_set1_ps(0x1p-20f);
   bool all = true;
@@ -131,7 +139,8 @@ SQUEEZE_AVX512 bool quantize_512_f32(const float* v, std::size_t n, const qmath:
     const __m512 aq = _mm512_abs_ps(q);
     const __m512 margin = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(q, r)));  // exact
     const __m512 need = _mm512_add_ps(_mm512_mul_ps(aq, rel), tol);
-    const __mmask16 ok = _mm512_cmp_ps_mask(aq, qlim, _CMP_LE_OQ) & _mm512_cmp_ps_mask(margin, need, _CMP_GT_OQ) &
+    const __mmask16 ok = _mm512_cmp_ps_mask(aq, qlim, _CMP_LE_OQ) &
+                         _mm512_cmp_ps_mask(margin, need, _CMP_GT_OQ) &
                          _mm512_cmp_ps_mask(_mm512_abs_ps(x), xmax, _CMP_LE_OQ);
     if (ok == 0xffff) {
       _mm512_storeu_si512(codes + i, _mm512_cvtps_epi32(r));  // r is integral: exact
@@ -145,7 +154,8 @@ SQUEEZE_AVX512 bool quantize_512_f32(const float* v, std::size_t n, const qmath:
 
 SQUEEZE_AVX512 void range_512(const uint8_t* src, std::size_t n, float* mn, float* mx) {
   __m512 vmn = _mm512_set1_ps(*mn), vmx = _mm512_set1_ps(*mx);
-  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), max_finite = _mm512_set1_epi32(0x7f7fffff);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff),
+                max_finite = _mm512_set1_epi32(0x7f7fffff);
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m512i bits = _mm512_loadu_si512(src + 4 * i);
@@ -179,7 +189,9 @@ bool quantize_run(const float* v, std::size_t n, const qmath::Params& p, int32_t
   return quantize_512<D>(v, n, p, codes);
 }
 
-void range_update(const uint8_t* src, std::size_t n, float* mn, float* mx) { range_512(src, n, mn, mx); }
+void range_update(const uint8_t* src, std::size_t n, float* mn, float* mx) {
+  range_512(src, n, mn, mx);
+}
 
 #else  // not x86-64: never called (qsimd::level() is kScalar), defined for the linker
 
@@ -198,8 +210,11 @@ void range_update(const uint8_t* src, std::size_t n, float* mn, float* mx) {
 
 #endif
 
-template bool quantize_run<Dtype::kFloat32>(const float*, std::size_t, const qmath::Params&, int32_t*);
-template bool quantize_run<Dtype::kBfloat16>(const float*, std::size_t, const qmath::Params&, int32_t*);
-template bool quantize_run<Dtype::kFloat16>(const float*, std::size_t, const qmath::Params&, int32_t*);
+template bool quantize_run<Dtype::kFloat32>(const float*, std::size_t, const qmath::Params&,
+                                            int32_t*);
+template bool quantize_run<Dtype::kBfloat16>(const float*, std::size_t, const qmath::Params&,
+                                             int32_t*);
+template bool quantize_run<Dtype::kFloat16>(const float*, std::size_t, const qmath::Params&,
+                                            int32_t*);
 
 }  // namespace squeeze::compress::qavx512

@@ -23,8 +23,9 @@ constexpr std::size_t kChunk = 1024;
 // Reconstructs n codes into dtype D at out (any alignment). Computed as float32 in a small
 // buffer first, so both loops vectorize; the narrowing matches f32_to_bf16/f32_to_f16.
 template <Dtype D>
-inline __attribute__((always_inline)) void store_run_impl(const int32_t* codes, std::size_t n, double offset,
-                                                          double step, uint8_t* out) {
+inline __attribute__((always_inline)) void store_run_impl(const int32_t* codes, std::size_t n,
+                                                          double offset, double step,
+                                                          uint8_t* out) {
   if constexpr (D == Dtype::kFloat32) {
     for (std::size_t i = 0; i < n; ++i) {
       const auto f = static_cast<float>(qmath::reconstruct(offset, step, codes[i]));
@@ -32,7 +33,8 @@ inline __attribute__((always_inline)) void store_run_impl(const int32_t* codes, 
     }
   } else {
     float f[kChunk];
-    for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(qmath::reconstruct(offset, step, codes[i]));
+    for (std::size_t i = 0; i < n; ++i)
+      f[i] = static_cast<float>(qmath::reconstruct(offset, step, codes[i]));
     hsimd::narrow_run<D>(reinterpret_cast<const uint8_t*>(f), n, out);
   }
 }
@@ -44,7 +46,8 @@ inline __attribute__((always_inline)) void store_run_impl(const int32_t* codes, 
 #endif
 
 template <Dtype D>
-SQUEEZE_AVX2 void store_run_avx2(const int32_t* codes, std::size_t n, double offset, double step, uint8_t* out) {
+SQUEEZE_AVX2 void store_run_avx2(const int32_t* codes, std::size_t n, double offset, double step,
+                                 uint8_t* out) {
   store_run_impl<D>(codes, n, offset, step, out);
 }
 
@@ -75,7 +78,8 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
     first.resize(q.n_unique);
     uint32_t next = 0;
     for (uint64_t r = 0; r < q.n_full_rows; ++r) {
-      if (bitpack::array_get(q.map.data(), r, q.map_bits) == next) first[next++] = static_cast<uint32_t>(r);
+      if (bitpack::array_get(q.map.data(), r, q.map_bits) == next)
+        first[next++] = static_cast<uint32_t>(r);
     }
   }
   qstream::Stream s;
@@ -91,8 +95,10 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
   int32_t codes[kChunk];
   if (D == Dtype::kFloat32 && avx512 && !q.dedupe && q.mode != BoundMode::kRelRow) {
     // Stream element p is output element p: no codes buffer needed.
-    qavx512::decode_f32(payload, q.widths.data(), static_cast<std::size_t>(q.n_stream), q.offset, q.step, out);
-  } else if (D == Dtype::kFloat32 && avx512 && q.dedupe && q.mode != BoundMode::kRelRow && L % kQuantizeBlock == 0) {
+    qavx512::decode_f32(payload, q.widths.data(), static_cast<std::size_t>(q.n_stream), q.offset,
+                        q.step, out);
+  } else if (D == Dtype::kFloat32 && avx512 && q.dedupe && q.mode != BoundMode::kRelRow &&
+             L % kQuantizeBlock == 0) {
     // Deduplicated rows of whole blocks: each distinct row, then the tail, starts a block,
     // so each is decoded straight to where it goes, again without the codes buffer.
     const uint64_t row_blocks = L / kQuantizeBlock;
@@ -112,7 +118,8 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
       const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, q.n_stream - p0));
       const uint8_t* widths = q.widths.data() + p0 / kQuantizeBlock;
       if (avx512) {
-        payload = qavx512::unpack_codes(payload, widths, (n + kQuantizeBlock - 1) / kQuantizeBlock, codes);
+        payload = qavx512::unpack_codes(payload, widths, (n + kQuantizeBlock - 1) / kQuantizeBlock,
+                                        codes);
       } else {
         for (std::size_t b = 0; b < n; b += kQuantizeBlock) {
           const unsigned w = widths[b / kQuantizeBlock];
@@ -128,7 +135,8 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
       }
       for (std::size_t i = 0; i < n;) {  // one parameter row at a time
         const uint64_t k = (p0 + i) / L;
-        const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
+        const auto len =
+            static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
         const double off = f32_from_bits(load_le32(q.row_params.data() + 8 * k));
         const float step = f32_from_bits(load_le32(q.row_params.data() + 8 * k + 4));
         s.runs(p0 + i, len, [&](uint64_t e, std::size_t at, std::size_t l2) {
@@ -153,13 +161,15 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
 
 }  // namespace
 
-Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count, std::span<uint8_t> dst) {
+Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                            std::span<uint8_t> dst) {
   QuantizeLayout q;
   Status st = parse_quantize_body(body, dtype, count, &q);
   if (!st.ok()) return st;
   if (dst.size() / dtype_size(dtype) != count || dst.size() % dtype_size(dtype) != 0) {
-    return {Status::Code::kInvalidArgument, "quantize: dst holds " + std::to_string(dst.size()) + " bytes, count " +
-                                                std::to_string(count) + " of " + dtype_name(dtype) + " needs another size"};
+    return {Status::Code::kInvalidArgument, "quantize: dst holds " + std::to_string(dst.size()) +
+                                                " bytes, count " + std::to_string(count) + " of " +
+                                                dtype_name(dtype) + " needs another size"};
   }
   switch (dtype) {
     case Dtype::kFloat32: decode_typed<Dtype::kFloat32>(q, dst); break;

@@ -44,10 +44,10 @@ namespace {
 
 SQUEEZE_INTRINSIC_WARNINGS_OFF  // compress/avx512_target.h
 
-// Per width w, for lane i of a group: the words holding value i (j = iw >> 5 and j + 1,
-// wrapped to 0 when 16: that happens only with s = 0, whose left shift by 32 gives 0), the
-// shifts that align it (s = iw & 31 and 32 - s), and the value mask 2^w - 1.
-struct alignas(64) Lanes {
+    // Per width w, for lane i of a group: the words holding value i (j = iw >> 5 and j + 1,
+    // wrapped to 0 when 16: that happens only with s = 0, whose left shift by 32 gives 0), the
+    // shifts that align it (s = iw & 31 and 32 - s), and the value mask 2^w - 1.
+    struct alignas(64) Lanes {
   uint32_t lo[16], hi[16], sr[16], sl[16], mask[16];
 };
 
@@ -130,23 +130,27 @@ SQUEEZE_AVX512 inline void emit16(const Recon& r, __m512i code, std::size_t n, u
   }
 }
 
-SQUEEZE_AVX512 const uint8_t* unpack_512(const uint8_t* in, const uint8_t* widths, std::size_t blocks, int32_t* codes) {
+SQUEEZE_AVX512 const uint8_t* unpack_512(const uint8_t* in, const uint8_t* widths,
+                                         std::size_t blocks, int32_t* codes) {
   for (std::size_t b = 0; b < blocks; ++b, codes += 64) {
     const unsigned w = widths[b];
     const Unpacker u = unpacker(w);
-    for (unsigned g = 0; g < 4; ++g) _mm512_storeu_si512(codes + 16 * g, unpack16(u, in + 2 * w * g));
+    for (unsigned g = 0; g < 4; ++g)
+      _mm512_storeu_si512(codes + 16 * g, unpack16(u, in + 2 * w * g));
     in += 8 * w;
   }
   return in;
 }
 
-SQUEEZE_AVX512 void reconstruct_512(const int32_t* codes, std::size_t n, double offset, float step, uint8_t* out) {
+SQUEEZE_AVX512 void reconstruct_512(const int32_t* codes, std::size_t n, double offset, float step,
+                                    uint8_t* out) {
   const Recon r = recon(offset, step);
   const bool single = offset == 0.0 && step > 0.0f;
   const __m512i small = _mm512_set1_epi32(1 << 24);
   for (std::size_t i = 0; i < n; i += 16) {
     const std::size_t left = n - i;
-    const __mmask16 lanes = left >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 lanes =
+        left >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << left) - 1);
     const __m512i c = _mm512_maskz_loadu_epi32(lanes, codes + i);
     if (single && _mm512_cmple_epu32_mask(_mm512_abs_epi32(c), small) == 0xffff) {
       emit16<true>(r, c, left, out + 4 * i);
@@ -158,15 +162,17 @@ SQUEEZE_AVX512 void reconstruct_512(const int32_t* codes, std::size_t n, double 
 
 // One block's first n <= 64 values.
 template <bool kSingle>
-SQUEEZE_AVX512 inline void block_f32(const Recon& r, const uint8_t* in, unsigned w, std::size_t n, uint8_t* out) {
+SQUEEZE_AVX512 inline void block_f32(const Recon& r, const uint8_t* in, unsigned w, std::size_t n,
+                                     uint8_t* out) {
   const Unpacker u = unpacker(w);
   for (unsigned g = 0; g < 4 && 16 * g < n; ++g) {
     emit16<kSingle>(r, unpack16(u, in + 2 * w * g), n - 16 * g, out + 64 * g);
   }
 }
 
-SQUEEZE_AVX512 const uint8_t* decode_f32_512(const uint8_t* in, const uint8_t* widths, std::size_t n, double offset,
-                                             float step, uint8_t* out) {
+SQUEEZE_AVX512 const uint8_t* decode_f32_512(const uint8_t* in, const uint8_t* widths,
+                                             std::size_t n, double offset, float step,
+                                             uint8_t* out) {
   const Recon r = recon(offset, step);
   const bool single = offset == 0.0 && step > 0.0f;
   for (std::size_t i = 0; i < n; i += 64) {
@@ -188,7 +194,8 @@ SQUEEZE_INTRINSIC_WARNINGS_ON
 
 // The target attribute goes on separate functions: in C++ a declaration with a different
 // target than the header's would be another version of the function, not this one.
-const uint8_t* unpack_codes(const uint8_t* in, const uint8_t* widths, std::size_t blocks, int32_t* codes) {
+const uint8_t* unpack_codes(const uint8_t* in, const uint8_t* widths, std::size_t blocks,
+                            int32_t* codes) {
   return unpack_512(in, widths, blocks, codes);
 }
 
@@ -196,14 +203,15 @@ void reconstruct(const int32_t* codes, std::size_t n, double offset, float step,
   reconstruct_512(codes, n, offset, step, out);
 }
 
-const uint8_t* decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
-                          uint8_t* out) {
+const uint8_t* decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n,
+                          double offset, float step, uint8_t* out) {
   return decode_f32_512(payload, widths, n, offset, step, out);
 }
 
 #else  // not x86-64: never called (qsimd::level() is kScalar), defined for the linker
 
-const uint8_t* unpack_codes(const uint8_t* in, const uint8_t* widths, std::size_t blocks, int32_t* codes) {
+const uint8_t* unpack_codes(const uint8_t* in, const uint8_t* widths, std::size_t blocks,
+                            int32_t* codes) {
   for (std::size_t b = 0; b < blocks; ++b, codes += 64) {
     bitpack::unpack64_unzigzag(in, widths[b], codes);
     in += 8u * widths[b];
@@ -213,13 +221,14 @@ const uint8_t* unpack_codes(const uint8_t* in, const uint8_t* widths, std::size_
 
 void reconstruct(const int32_t* codes, std::size_t n, double offset, float step, uint8_t* out) {
   for (std::size_t i = 0; i < n; ++i) {
-    const auto f = static_cast<float>(qmath::reconstruct(offset, static_cast<double>(step), codes[i]));
+    const auto f =
+        static_cast<float>(qmath::reconstruct(offset, static_cast<double>(step), codes[i]));
     std::memcpy(out + 4 * i, &f, 4);
   }
 }
 
-const uint8_t* decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n, double offset, float step,
-                          uint8_t* out) {
+const uint8_t* decode_f32(const uint8_t* payload, const uint8_t* widths, std::size_t n,
+                          double offset, float step, uint8_t* out) {
   int32_t codes[64];
   for (std::size_t i = 0; i < n; i += 64) {
     payload = unpack_codes(payload, widths++, 1, codes);

@@ -43,7 +43,9 @@ struct Range {
 #define SQUEEZE_AVX2
 #endif
 
-SQUEEZE_AVX2 void range_avx2(const float* v, std::size_t n, Range* r) { qkern::range_update(v, n, &r->mn, &r->mx); }
+SQUEEZE_AVX2 void range_avx2(const float* v, std::size_t n, Range* r) {
+  qkern::range_update(v, n, &r->mn, &r->mx);
+}
 
 void range_scalar(const float* v, std::size_t n, Range* r) {
   for (std::size_t i = 0; i < n; ++i) {
@@ -77,9 +79,10 @@ Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
   Range r;
   if constexpr (D != Dtype::kFloat32) {  // on the raw bits (quantize_table.h)
     uint32_t kmin = 0xffff, kmax = 0;
-    s.runs(begin, static_cast<std::size_t>(end - begin), [&](uint64_t e, std::size_t, std::size_t len) {
-      qtable::range_keys<D>(s.src + e * s.esize, len, &kmin, &kmax);
-    });
+    s.runs(begin, static_cast<std::size_t>(end - begin),
+           [&](uint64_t e, std::size_t, std::size_t len) {
+             qtable::range_keys<D>(s.src + e * s.esize, len, &kmin, &kmax);
+           });
     if (kmin <= kmax) {
       r.mn = qtable::key_value<D>(kmin);
       r.mx = qtable::key_value<D>(kmax);
@@ -88,9 +91,10 @@ Range stream_range(const qstream::Stream& s, uint64_t begin, uint64_t end) {
   }
   const qsimd::Level level = qsimd::level();
   if (level == qsimd::Level::kAvx512) {  // straight from the source, no copy
-    s.runs(begin, static_cast<std::size_t>(end - begin), [&](uint64_t e, std::size_t, std::size_t len) {
-      qavx512::range_update(s.src + e * 4, len, &r.mn, &r.mx);
-    });
+    s.runs(begin, static_cast<std::size_t>(end - begin),
+           [&](uint64_t e, std::size_t, std::size_t len) {
+             qavx512::range_update(s.src + e * 4, len, &r.mn, &r.mx);
+           });
     return r;
   }
   float vals[kChunk];
@@ -134,7 +138,8 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
       req.report->dedupe_unique = s.n_unique;
     }
   }
-  const uint64_t n_param_rows = rel_row ? (dedupe ? s.n_unique : n_full_rows) + (tail > 0 ? 1 : 0) : 0;
+  const uint64_t n_param_rows =
+      rel_row ? (dedupe ? s.n_unique : n_full_rows) + (tail > 0 ? 1 : 0) : 0;
   const uint64_t n_blocks = (n_stream + kQuantizeBlock - 1) / kQuantizeBlock;
 
   ByteWriter w(dst);
@@ -142,7 +147,8 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
   std::span<uint8_t> header = w.reserve(kQuantizeHeaderBytes, &ok);
   if (!ok) return no_space("header");
   if (dedupe) {
-    const unsigned map_bits = s.n_unique > 1 ? bitpack::bit_width(static_cast<uint32_t>(s.n_unique - 1)) : 0;
+    const unsigned map_bits =
+        s.n_unique > 1 ? bitpack::bit_width(static_cast<uint32_t>(s.n_unique - 1)) : 0;
     std::span<uint8_t> map = w.reserve(bitpack::packed_array_bytes(n_full_rows, map_bits), &ok);
     if (!ok) return no_space("row map");
     bitpack::pack_array(dd.map.data(), n_full_rows, map_bits, map.data());
@@ -188,7 +194,8 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
     return vals;
   };
   // Quantizes v[i, i + len) (stream positions p0 + i...) and lists the escapes.
-  auto segment = [&](const float* v, uint64_t p0, std::size_t i, std::size_t len, const qmath::Params& prm) {
+  auto segment = [&](const float* v, uint64_t p0, std::size_t i, std::size_t len,
+                     const qmath::Params& prm) {
     if (quantize_run<D>(v + i, len, prm, codes + i)) return;
     for (std::size_t j = i; j < i + len; ++j) {
       bool good;
@@ -229,12 +236,14 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
           cur_row = k;
           const uint64_t rb = k * L, re = std::min(rb + L, n_stream);
           const Range r = stream_range<D>(s, rb, re);
-          const double range = r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
+          const double range =
+              r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
           row = qmath::choose<D>(r.mn, r.mx, qp.error_bound * range, true);
           store_le32(row_params.data() + 8 * k, f32_bits(static_cast<float>(row.offset)));
           store_le32(row_params.data() + 8 * k + 4, f32_bits(row.step));
         }
-        const auto len = static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
+        const auto len =
+            static_cast<std::size_t>(std::min<uint64_t>(n - i, (k + 1) * L - (p0 + i)));
         segment(v, p0, i, len, row);
         i += len;
       }
@@ -244,8 +253,9 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
     for (std::size_t b = 0; b < padded; b += kQuantizeBlock) {
       bool fits = false;
       std::span<uint8_t> rest = dst.subspan(w.offset());
-      const unsigned width = avx512 ? bitpack::zigzag_pack64_avx512(codes + b, rest.data(), rest.size(), &fits)
-                                    : bitpack::zigzag_pack64(codes + b, rest.data(), rest.size(), &fits);
+      const unsigned width =
+          avx512 ? bitpack::zigzag_pack64_avx512(codes + b, rest.data(), rest.size(), &fits)
+                 : bitpack::zigzag_pack64(codes + b, rest.data(), rest.size(), &fits);
       if (!fits) return no_space("code payload");
       widths[(p0 + b) / kQuantizeBlock] = static_cast<uint8_t>(width);
       w.reserve(8u * width, &ok);
@@ -272,26 +282,30 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
 
 }  // namespace
 
-Status quantize_body_encode(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written) {
+Status quantize_body_encode(const EncodeRequest& req, std::span<uint8_t> dst,
+                            std::size_t* written) {
   *written = 0;
   if (req.params == nullptr) return {Status::Code::kInvalidArgument, "quantize: params are null"};
   const QuantizeParams& qp = req.params->quantize;
   if (!is_float(req.dtype) || dtype_size(req.dtype) == 0) {
-    return {Status::Code::kInvalidArgument, std::string("quantize: input must be a float dtype, got ") +
-                                                dtype_name(req.dtype)};
+    return {Status::Code::kInvalidArgument,
+            std::string("quantize: input must be a float dtype, got ") + dtype_name(req.dtype)};
   }
   if (!(std::isfinite(qp.error_bound) && qp.error_bound > 0)) {
     return {Status::Code::kInvalidArgument,
             "quantize: error_bound must be finite and > 0, got " + std::to_string(qp.error_bound)};
   }
   if (static_cast<uint8_t>(qp.mode) > static_cast<uint8_t>(BoundMode::kRelRow)) {
-    return {Status::Code::kInvalidArgument, "quantize: unknown bound mode " + std::to_string(static_cast<unsigned>(qp.mode))};
+    return {Status::Code::kInvalidArgument,
+            "quantize: unknown bound mode " + std::to_string(static_cast<unsigned>(qp.mode))};
   }
   if ((qp.mode == BoundMode::kRelRow || qp.dedupe_rows) && qp.row_length == 0) {
-    return {Status::Code::kInvalidArgument, "quantize: rel-row mode and row dedupe need row_length > 0"};
+    return {Status::Code::kInvalidArgument,
+            "quantize: rel-row mode and row dedupe need row_length > 0"};
   }
   if (req.count > std::numeric_limits<uint32_t>::max()) {
-    return {Status::Code::kInvalidArgument, "quantize: count " + std::to_string(req.count) + " exceeds 2^32-1 elements"};
+    return {Status::Code::kInvalidArgument,
+            "quantize: count " + std::to_string(req.count) + " exceeds 2^32-1 elements"};
   }
   switch (req.dtype) {
     case Dtype::kFloat32: return encode_typed<Dtype::kFloat32>(req, dst, written);

@@ -23,7 +23,6 @@ using v4i = int32_t __attribute__((vector_size(16)));
 using v4d = double __attribute__((vector_size(32)));
 using v4l = int64_t __attribute__((vector_size(32)));
 
-
 using v8f = float __attribute__((vector_size(32)));
 using v8u = uint32_t __attribute__((vector_size(32)));
 
@@ -86,7 +85,8 @@ SQUEEZE_KERNEL void range_update(const float* v, std::size_t n, float* mn, float
 // Codes for v[0..n), 0 for elements that miss the bound. Returns true when every element
 // meets it; otherwise the caller finds the misses with qmath::quantize_one (they are rare).
 template <Dtype D>
-SQUEEZE_KERNEL bool quantize_run(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+SQUEEZE_KERNEL bool quantize_run(const float* v, std::size_t n, const qmath::Params& p,
+                                 int32_t* codes) {
   const v4d off = (v4d{} + p.offset), inv = (v4d{} + p.inv_step);
   const v4d step = (v4d{} + static_cast<double>(p.step)), eb = (v4d{} + p.bound);
   const v4d kmax = (v4d{} + qmath::kMaxCode), kmin = (v4d{} + -qmath::kMaxCode);

@@ -17,8 +17,8 @@
 
 namespace squeeze::compress::qmath {
 
-inline constexpr double kRoundMagic = 6755399441055744.0;  // 1.5 * 2^52: (q + M) - M = rint(q)
-inline constexpr double kMaxCode = 536870911.0;             // 2^29 - 1: zigzag fits in 30 bits
+inline constexpr double kRoundMagic = 6755399441055744.0;    // 1.5 * 2^52: (q + M) - M = rint(q)
+inline constexpr double kMaxCode = 536870911.0;              // 2^29 - 1: zigzag fits in 30 bits
 inline constexpr double kMaxBound = 1.7976931348623157e308;  // bounds are clamped to DBL_MAX
 
 // Double arithmetic that no compiler may fuse into an FMA: nvcc contracts a*b+c by default,
@@ -115,7 +115,8 @@ SQUEEZE_HD inline Params choose(double mn, double mx, double eb, bool float_offs
   double half_ulp = dmul(mag, 5.9604644775390625e-8);  // 2^-24: double -> float
   if constexpr (D == Dtype::kBfloat16) half_ulp = dadd(half_ulp, dmul(mag, 0.00390625));  // 2^-8
   if constexpr (D == Dtype::kFloat16) {
-    half_ulp = dadd(dadd(half_ulp, dmul(mag, 0.00048828125)), 2.98023223876953125e-8);  // 2^-11, 2^-25
+    half_ulp =
+        dadd(dadd(half_ulp, dmul(mag, 0.00048828125)), 2.98023223876953125e-8);  // 2^-11, 2^-25
   }
   const double eb_eff = dsub(eb, fmin(dmul(eb, 0.5), half_ulp));
   float s = static_cast<float>(dmul(2.0, eb_eff));

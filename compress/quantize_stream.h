@@ -45,7 +45,7 @@ inline void load_run(const uint8_t* src, std::size_t n, float* out) {
 struct Stream {
   const uint8_t* src = nullptr;
   std::size_t esize = 0;
-  uint64_t row_length = 0;   // only used with `first`
+  uint64_t row_length = 0;  // only used with `first`
   uint64_t n_unique = 0;
   uint64_t n_full_rows = 0;
   const uint32_t* first = nullptr;  // dedupe: source row of each distinct row; null = identity
@@ -70,7 +70,8 @@ struct Stream {
     while (done < n) {
       const uint64_t q = p + done;
       const uint64_t within = q % row_length;
-      const std::size_t len = static_cast<std::size_t>(std::min<uint64_t>(n - done, row_length - within));
+      const std::size_t len =
+          static_cast<std::size_t>(std::min<uint64_t>(n - done, row_length - within));
       fn(element(q), done, len);
       done += len;
     }
@@ -78,7 +79,9 @@ struct Stream {
 
   template <Dtype D>
   void gather(uint64_t p, std::size_t n, float* out) const {
-    runs(p, n, [&](uint64_t e, std::size_t at, std::size_t len) { load_run<D>(src + e * esize, len, out + at); });
+    runs(p, n, [&](uint64_t e, std::size_t at, std::size_t len) {
+      load_run<D>(src + e * esize, len, out + at);
+    });
   }
 };
 

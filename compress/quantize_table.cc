@@ -26,16 +26,19 @@ namespace {
 bool use_avx2() { return qsimd::level() >= qsimd::Level::kAvx2; }
 
 template <Dtype D>
-SQUEEZE_AVX2 bool quantize_avx2(const float* v, std::size_t n, const qmath::Params& p, int32_t* codes) {
+SQUEEZE_AVX2 bool quantize_avx2(const float* v, std::size_t n, const qmath::Params& p,
+                                int32_t* codes) {
   return qkern::quantize_run<D>(v, n, p, codes);
 }
 
 // Branch-free, so it vectorizes (with gathers where the target has them).
-inline __attribute__((always_inline)) bool lookup_run(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo,
-                                                      uint32_t m, int32_t* codes) {
+inline __attribute__((always_inline)) bool lookup_run(const uint8_t* src, std::size_t n,
+                                                      const int32_t* t, uint32_t lo, uint32_t m,
+                                                      int32_t* codes) {
   uint32_t esc = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const uint32_t h = static_cast<uint32_t>(src[2 * i]) | (static_cast<uint32_t>(src[2 * i + 1]) << 8);
+    const uint32_t h =
+        static_cast<uint32_t>(src[2 * i]) | (static_cast<uint32_t>(src[2 * i + 1]) << 8);
     uint32_t k = key(h) - lo;
     k = k < m ? k : m;
     const int32_t c = t[k];
@@ -48,8 +51,8 @@ inline __attribute__((always_inline)) bool lookup_run(const uint8_t* src, std::s
 
 #if defined(__x86_64__)
 // lookup_run eight at a time with AVX2 gathers (compilers do not vectorize it themselves).
-SQUEEZE_AVX2 bool lookup_avx2(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo, uint32_t m,
-                              int32_t* codes) {
+SQUEEZE_AVX2 bool lookup_avx2(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo,
+                              uint32_t m, int32_t* codes) {
   const __m256i vlo = _mm256_set1_epi32(static_cast<int32_t>(lo));
   const __m256i vm = _mm256_set1_epi32(static_cast<int32_t>(m));
   const __m256i k8000 = _mm256_set1_epi32(0x8000), k7fff = _mm256_set1_epi32(0x7fff);
@@ -57,7 +60,8 @@ SQUEEZE_AVX2 bool lookup_avx2(const uint8_t* src, std::size_t n, const int32_t* 
   __m256i any = _mm256_setzero_si256();
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i)));
+    const __m256i h =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i)));
     const __m256i neg = _mm256_srai_epi32(_mm256_slli_epi32(h, 16), 31);
     const __m256i k = _mm256_xor_si256(h, _mm256_or_si256(k8000, _mm256_and_si256(k7fff, neg)));
     const __m256i idx = _mm256_min_epu32(_mm256_sub_epi32(k, vlo), vm);
@@ -70,12 +74,14 @@ SQUEEZE_AVX2 bool lookup_avx2(const uint8_t* src, std::size_t n, const int32_t* 
   return tail && _mm256_testz_si256(any, any) != 0;
 }
 #else
-bool lookup_avx2(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo, uint32_t m, int32_t* codes) {
+bool lookup_avx2(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo, uint32_t m,
+                 int32_t* codes) {
   return lookup_run(src, n, t, lo, m, codes);
 }
 #endif
 
-bool lookup_plain(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo, uint32_t m, int32_t* codes) {
+bool lookup_plain(const uint8_t* src, std::size_t n, const int32_t* t, uint32_t lo, uint32_t m,
+                  int32_t* codes) {
   return lookup_run(src, n, t, lo, m, codes);
 }
 
@@ -83,16 +89,18 @@ template <Dtype D>
 inline constexpr uint32_t kInfBits = D == Dtype::kBfloat16 ? 0x7f80u : 0x7c00u;
 
 template <Dtype D>
-inline __attribute__((always_inline)) void range_run(const uint8_t* src, std::size_t n, uint32_t* kmin,
-                                                     uint32_t* kmax) {
+inline __attribute__((always_inline)) void range_run(const uint8_t* src, std::size_t n,
+                                                     uint32_t* kmin, uint32_t* kmax) {
   using u16x16 = uint16_t __attribute__((vector_size(32)));
   using i16x16 = int16_t __attribute__((vector_size(32)));
-  u16x16 vmin = u16x16{} + static_cast<uint16_t>(*kmin), vmax = u16x16{} + static_cast<uint16_t>(*kmax);
+  u16x16 vmin = u16x16{} + static_cast<uint16_t>(*kmin),
+         vmax = u16x16{} + static_cast<uint16_t>(*kmax);
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     u16x16 h;
     std::memcpy(&h, src + 2 * i, sizeof h);  // little-endian hosts only (x86, arm64)
-    const i16x16 finite = __builtin_bit_cast(i16x16, h & 0x7fffu) < static_cast<int16_t>(kInfBits<D>);
+    const i16x16 finite =
+        __builtin_bit_cast(i16x16, h & 0x7fffu) < static_cast<int16_t>(kInfBits<D>);
     const u16x16 neg = __builtin_bit_cast(u16x16, __builtin_bit_cast(i16x16, h) >> 15);
     const u16x16 k = h ^ ((neg & 0x7fffu) | 0x8000u);
     const u16x16 kmn = finite ? k : (u16x16{} + 0xffffu);
@@ -114,7 +122,8 @@ inline __attribute__((always_inline)) void range_run(const uint8_t* src, std::si
     hi = std::max<uint32_t>(hi, mx8[j]);
   }
   for (; i < n; ++i) {
-    const uint32_t h = static_cast<uint32_t>(src[2 * i]) | (static_cast<uint32_t>(src[2 * i + 1]) << 8);
+    const uint32_t h =
+        static_cast<uint32_t>(src[2 * i]) | (static_cast<uint32_t>(src[2 * i + 1]) << 8);
     if ((h & 0x7fffu) >= kInfBits<D>) continue;
     lo = std::min(lo, key(h));
     hi = std::max(hi, key(h));
@@ -210,12 +219,16 @@ void CodeTable::build(float mn, float mx, const qmath::Params& p) {
 }
 
 bool CodeTable::lookup(const uint8_t* src, std::size_t n, int32_t* codes) const {
-  return use_avx2() ? lookup_avx2(src, n, t_.data(), lo_, n_, codes) : lookup_plain(src, n, t_.data(), lo_, n_, codes);
+  return use_avx2() ? lookup_avx2(src, n, t_.data(), lo_, n_, codes)
+                    : lookup_plain(src, n, t_.data(), lo_, n_, codes);
 }
 
-template bool quantize_codes<Dtype::kFloat32>(const float*, std::size_t, const qmath::Params&, int32_t*);
-template bool quantize_codes<Dtype::kBfloat16>(const float*, std::size_t, const qmath::Params&, int32_t*);
-template bool quantize_codes<Dtype::kFloat16>(const float*, std::size_t, const qmath::Params&, int32_t*);
+template bool quantize_codes<Dtype::kFloat32>(const float*, std::size_t, const qmath::Params&,
+                                              int32_t*);
+template bool quantize_codes<Dtype::kBfloat16>(const float*, std::size_t, const qmath::Params&,
+                                               int32_t*);
+template bool quantize_codes<Dtype::kFloat16>(const float*, std::size_t, const qmath::Params&,
+                                              int32_t*);
 template void range_keys<Dtype::kBfloat16>(const uint8_t*, std::size_t, uint32_t*, uint32_t*);
 template void range_keys<Dtype::kFloat16>(const uint8_t*, std::size_t, uint32_t*, uint32_t*);
 template float key_value<Dtype::kBfloat16>(uint32_t);

@@ -28,7 +28,9 @@ inline constexpr int32_t kEscape = INT32_MIN;  // not a code: codes stay within 
 // Order-preserving key of a 16-bit float pattern (bf16 and fp16 alike).
 inline uint32_t key(uint32_t h) { return h ^ (0x8000u | (0x7fffu & (0u - (h >> 15)))); }
 // The pattern with key k (key is its own inverse up to the sign flag).
-inline uint16_t pattern(uint32_t k) { return static_cast<uint16_t>(k ^ (k >= 0x8000u ? 0x8000u : 0xffffu)); }
+inline uint16_t pattern(uint32_t k) {
+  return static_cast<uint16_t>(k ^ (k >= 0x8000u ? 0x8000u : 0xffffu));
+}
 
 class CodeTable {
  public:

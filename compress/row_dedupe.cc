@@ -23,15 +23,15 @@ namespace {
 
 constexpr std::size_t kLanes = 8;
 constexpr std::size_t kStripe = 8 * kLanes;  // bytes
-constexpr uint64_t kInit[kLanes] = {0xC2B2AE3D27D4EB4Full, 0x9E3779B185EBCA87ull, 0x165667B19E3779F9ull,
-                                    0x85EBCA77C2B2AE63ull, 0x27D4EB2F165667C5ull, 0x243F6A8885A308D3ull,
-                                    0x13198A2E03707344ull, 0xA4093822299F31D0ull};
-constexpr uint64_t kKey[kLanes] = {0xbe4ba423396cfeb8ull, 0x1cad21f72c81017cull, 0xdb979083e96dd4deull,
-                                   0x1f67b3b7a4a44072ull, 0x78e5c0cc4ee679cbull, 0x2172ffcc7dd05a82ull,
-                                   0x8e2443f7744608b8ull, 0x4c263a81e69035e0ull};
-constexpr uint64_t kKeyStep[kLanes] = {0xcb00c391bb52283cull, 0xa32e531b8b65d088ull, 0x4ef90da297486471ull,
-                                       0xd8acdea946ef1938ull, 0x3f349ce33f76faa8ull, 0x1d4f0bc7c7bbdcf9ull,
-                                       0x3159b4cd4be0518aull, 0x647378d9c97e9fc8ull};
+constexpr uint64_t kInit[kLanes] = {
+    0xC2B2AE3D27D4EB4Full, 0x9E3779B185EBCA87ull, 0x165667B19E3779F9ull, 0x85EBCA77C2B2AE63ull,
+    0x27D4EB2F165667C5ull, 0x243F6A8885A308D3ull, 0x13198A2E03707344ull, 0xA4093822299F31D0ull};
+constexpr uint64_t kKey[kLanes] = {
+    0xbe4ba423396cfeb8ull, 0x1cad21f72c81017cull, 0xdb979083e96dd4deull, 0x1f67b3b7a4a44072ull,
+    0x78e5c0cc4ee679cbull, 0x2172ffcc7dd05a82ull, 0x8e2443f7744608b8ull, 0x4c263a81e69035e0ull};
+constexpr uint64_t kKeyStep[kLanes] = {
+    0xcb00c391bb52283cull, 0xa32e531b8b65d088ull, 0x4ef90da297486471ull, 0xd8acdea946ef1938ull,
+    0x3f349ce33f76faa8ull, 0x1d4f0bc7c7bbdcf9ull, 0x3159b4cd4be0518aull, 0x647378d9c97e9fc8ull};
 
 uint64_t load64(const uint8_t* p) {
   uint64_t v;
@@ -150,7 +150,8 @@ void dedupe_rows(const uint8_t* data, uint64_t n_rows, std::size_t row_bytes, Ro
         break;
       }
       const uint32_t other = e - 1;
-      if (hashes[other] == h && std::memcmp(data + static_cast<std::size_t>(other) * row_bytes, row, row_bytes) == 0) {
+      if (hashes[other] == h &&
+          std::memcmp(data + static_cast<std::size_t>(other) * row_bytes, row, row_bytes) == 0) {
         out->map[r] = out->map[other];
         break;
       }

@@ -33,7 +33,7 @@ class ThresholdState {
   ThresholdState() = default;
 
   bool has_tau() const { return has_tau_; }
-  float tau() const { return tau_; }                  // meaningful when has_tau()
+  float tau() const { return tau_; }                         // meaningful when has_tau()
   uint64_t messages() const { return refresh_.messages(); }  // messages encoded (Ok)
   uint64_t searches() const { return refresh_.searches(); }  // tau searches among them
   // The residual carried to the next message (empty until error feedback first runs).
@@ -42,17 +42,17 @@ class ThresholdState {
   void reset() { *this = ThresholdState(); }
 
  private:
-  friend Status threshold_encode_body(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* written,
-                                      bool allow_expansion);
+  friend Status threshold_encode_body(const EncodeRequest& req, std::span<uint8_t> dst,
+                                      std::size_t* written, bool allow_expansion);
   ThresholdRefresh refresh_;
   bool has_tau_ = false;
   float tau_ = 0.0f;
-  double keep_ = 0.0;           // parameters tau was searched with
+  double keep_ = 0.0;  // parameters tau was searched with
   uint32_t sample_size_ = 0;
   Dtype dtype_ = Dtype::kBytes;  // shape of the stream's messages
   uint64_t count_ = 0;
   std::vector<float> residual_;
-  std::vector<float> next_;     // scratch: x + residual for the message being encoded
+  std::vector<float> next_;  // scratch: x + residual for the message being encoded
 };
 
 // The dtype kept values are stored in: the requested one when it is narrower than the

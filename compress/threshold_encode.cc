@@ -17,7 +17,9 @@ namespace squeeze::compress {
 
 namespace {
 
-Status invalid(const std::string& what) { return {Status::Code::kInvalidArgument, "threshold encode: " + what}; }
+Status invalid(const std::string& what) {
+  return {Status::Code::kInvalidArgument, "threshold encode: " + what};
+}
 
 // The smallest half (bf16 or fp16) magnitude whose value is >= tau (tau > 0, maybe Inf).
 uint16_t half_tau_bits(Dtype dt, float tau) {
@@ -28,7 +30,9 @@ uint16_t half_tau_bits(Dtype dt, float tau) {
   return h;
 }
 
-inline std::size_t varint_bytes(uint64_t v) { return 1 + static_cast<std::size_t>(std::bit_width(v | 1) - 1) / 7; }
+inline std::size_t varint_bytes(uint64_t v) {
+  return 1 + static_cast<std::size_t>(std::bit_width(v | 1) - 1) / 7;
+}
 
 inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
   while (v >= 0x80) {
@@ -48,14 +52,18 @@ Status threshold_encode_body(const EncodeRequest& req, std::span<uint8_t> dst, s
   const ThresholdParams& p = req.params->threshold;
   const Dtype dt = req.dtype;
   const uint64_t n = req.count;
-  if (!is_float(dt) || dtype_size(dt) == 0) return invalid(std::string("needs a float dtype, got ") + dtype_name(dt));
-  if (!(p.keep > 0.0 && p.keep <= 1.0)) return invalid("keep must be in (0, 1], got " + std::to_string(p.keep));
+  if (!is_float(dt) || dtype_size(dt) == 0)
+    return invalid(std::string("needs a float dtype, got ") + dtype_name(dt));
+  if (!(p.keep > 0.0 && p.keep <= 1.0))
+    return invalid("keep must be in (0, 1], got " + std::to_string(p.keep));
   if (p.sample_size == 0) return invalid("sample_size must be at least 1");
   if (!is_float(p.value_dtype) || dtype_size(p.value_dtype) == 0) {
-    return invalid(std::string("value dtype must be float32, bfloat16 or float16, got ") + dtype_name(p.value_dtype));
+    return invalid(std::string("value dtype must be float32, bfloat16 or float16, got ") +
+                   dtype_name(p.value_dtype));
   }
   const std::size_t w = dtype_size(dt);
-  if (n > std::numeric_limits<std::size_t>::max() / 8) return invalid("count " + std::to_string(n) + " too large");
+  if (n > std::numeric_limits<std::size_t>::max() / 8)
+    return invalid("count " + std::to_string(n) + " too large");
   if (n > 0 && req.src == nullptr) return invalid("null source with count " + std::to_string(n));
   const Dtype vd = threshold_value_dtype(dt, p.value_dtype);
   const std::size_t vw = dtype_size(vd);
@@ -79,25 +87,27 @@ Status threshold_encode_body(const EncodeRequest& req, std::span<uint8_t> dst, s
   }
   auto no_space = [&]() {
     if (st != nullptr) st->refresh_.invalidate();
-    return Status(Status::Code::kNoSpace, "threshold encode: body does not fit (" + std::to_string(limit) +
-                                              " bytes allowed for " + std::to_string(n) + " elements)");
+    return Status(Status::Code::kNoSpace, "threshold encode: body does not fit (" +
+                                              std::to_string(limit) + " bytes allowed for " +
+                                              std::to_string(n) + " elements)");
   };
   if (limit < kThresholdHeaderBytes) return no_space();
 
-  const float tau = search ? threshold_estimate_tau(dt, base, residual, n, p.keep, p.sample_size)
-                           : st->tau_;
+  const float tau =
+      search ? threshold_estimate_tau(dt, base, residual, n, p.keep, p.sample_size) : st->tau_;
 
   // Scan. Values alone must fit, which bounds the position list's memory.
   const uint64_t max_kept = (limit - kThresholdHeaderBytes) / vw;
   std::vector<uint64_t> kept;
-  kept.reserve(static_cast<std::size_t>(
-      std::min<double>(static_cast<double>(max_kept) + 1, static_cast<double>(n) * p.keep * 1.25 + 64)));
+  kept.reserve(static_cast<std::size_t>(std::min<double>(
+      static_cast<double>(max_kept) + 1, static_cast<double>(n) * p.keep * 1.25 + 64)));
   std::vector<float>* ybuf = nullptr;
   bool fits;
   if (ef) {
     ybuf = &st->next_;
     ybuf->resize(static_cast<std::size_t>(n));
-    fits = threshold_scan_feedback(dt, base, residual, n, f32_bits(tau), max_kept, ybuf->data(), &kept);
+    fits = threshold_scan_feedback(dt, base, residual, n, f32_bits(tau), max_kept, ybuf->data(),
+                                   &kept);
   } else if (dt == Dtype::kFloat32) {
     fits = threshold_scan_f32(base, n, f32_bits(tau), max_kept, &kept);
   } else {

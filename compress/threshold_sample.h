@@ -24,7 +24,8 @@ SQUEEZE_HD inline uint64_t threshold_sample_count(uint64_t count, uint32_t sampl
 }
 
 // Position of sample i (i < threshold_sample_count(count, sample_size)).
-SQUEEZE_HD inline uint64_t threshold_sample_position(uint64_t i, uint64_t count, uint32_t sample_size) {
+SQUEEZE_HD inline uint64_t threshold_sample_position(uint64_t i, uint64_t count,
+                                                     uint32_t sample_size) {
   if (count <= sample_size) return i;
   const uint64_t stride = count / sample_size;
   return i * stride + splitmix64(i) % stride;

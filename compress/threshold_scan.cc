@@ -23,7 +23,8 @@ inline void push_bits(uint64_t base_index, uint32_t mask, std::vector<uint64_t>*
 
 // Scalar tail / fallback for [i, n).
 template <typename U>
-void scan_scalar(const uint8_t* base, uint64_t i, uint64_t n, U tau_bits, std::vector<uint64_t>* out) {
+void scan_scalar(const uint8_t* base, uint64_t i, uint64_t n, U tau_bits,
+                 std::vector<uint64_t>* out) {
   constexpr U kMask = static_cast<U>(static_cast<U>(~U{0}) >> 1);
   for (; i < n; ++i) {
     U v;
@@ -48,9 +49,10 @@ bool threshold_scan_f32(const uint8_t* base, uint64_t n, uint32_t tau_bits, uint
     const __m128i c3 = _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(p + 3), mask), t);
     const __m128i any = _mm_or_si128(_mm_or_si128(c0, c1), _mm_or_si128(c2, c3));
     if (_mm_movemask_epi8(any) == 0) continue;
-    const auto bits = static_cast<uint32_t>(
-        _mm_movemask_ps(_mm_castsi128_ps(c0)) | (_mm_movemask_ps(_mm_castsi128_ps(c1)) << 4) |
-        (_mm_movemask_ps(_mm_castsi128_ps(c2)) << 8) | (_mm_movemask_ps(_mm_castsi128_ps(c3)) << 12));
+    const auto bits = static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(c0)) |
+                                            (_mm_movemask_ps(_mm_castsi128_ps(c1)) << 4) |
+                                            (_mm_movemask_ps(_mm_castsi128_ps(c2)) << 8) |
+                                            (_mm_movemask_ps(_mm_castsi128_ps(c3)) << 12));
     push_bits(i, bits, out);
     if (out->size() > max_kept) return false;
   }
@@ -85,8 +87,9 @@ bool threshold_scan_u16(const uint8_t* base, uint64_t n, uint16_t tau_bits, uint
   return out->size() <= max_kept;
 }
 
-bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint64_t n, uint32_t tau_bits,
-                             uint64_t max_kept, float* ybuf, std::vector<uint64_t>* out) {
+bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint64_t n,
+                             uint32_t tau_bits, uint64_t max_kept, float* ybuf,
+                             std::vector<uint64_t>* out) {
   constexpr uint64_t kChunk = 64;
   for (uint64_t i = 0; i < n; i += kChunk) {
     const uint64_t m = std::min(kChunk, n - i);

@@ -20,7 +20,8 @@ bool threshold_scan_u16(const uint8_t* base, uint64_t n, uint16_t tau_bits, uint
                         std::vector<uint64_t>* out);
 // Error feedback: y_i = float(x_i) + r_i (r may be null: zeros) is stored to ybuf[i] and
 // thresholded on its float32 magnitude bits.
-bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint64_t n, uint32_t tau_bits,
-                             uint64_t max_kept, float* ybuf, std::vector<uint64_t>* out);
+bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint64_t n,
+                             uint32_t tau_bits, uint64_t max_kept, float* ybuf,
+                             std::vector<uint64_t>* out);
 
 }  // namespace squeeze::compress

@@ -2,29 +2,30 @@
 // public frame API (encode_frame / decode_frame). Prints a table, or with --json JSON lines:
 //   codec, dtype, data, elements, bytes_in, bytes_out, ratio, max_abs_err, bound,
 //   encode_GBps, decode_GBps, device
-// plus a memcpy reference line. GB/s are input (decoded) bytes per second, 10^9 bytes, the median of --iters runs after one warm-up run, by wall clock (or, with --cpu-time,
-// by the thread's CPU time, which a busy shared machine disturbs less).
-// With --gpu (CUDA builds), the same cases on the GPU instead (perf/codec_bench_gpu.cc),
-// each message as one chunk and as a batch of --chunk-byte chunks, checked against the CPU.
+// plus a memcpy reference line. GB/s are input (decoded) bytes per second, 10^9 bytes, the median
+// of --iters runs after one warm-up run, by wall clock (or, with --cpu-time, by the thread's CPU
+// time, which a busy shared machine disturbs less). With --gpu (CUDA builds), the same cases on the
+// GPU instead (perf/codec_bench_gpu.cc), each message as one chunk and as a batch of --chunk-byte
+// chunks, checked against the CPU.
 // --codec and --data select entries whose name starts with the given text; `--help` lists
 // every option, codec and data set.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "compress/codec.h"
+#include "compress/quantize_simd.h"
 #include "perf/codec_bench_cases.h"
 #include "perf/codec_bench_gpu.h"
 #include "perf/common/cli_args.h"
 #include "perf/common/dtype_names.h"
 #include "perf/common/traffic_gen.h"
-#include "compress/quantize_simd.h"
 #include "plugin/params/params.h"
 
 namespace {
@@ -140,8 +141,9 @@ int main(int argc, char** argv) {
               "with --gpu: cut each message into chunks of BYTES (whole rows), one batch; 0 = the "
               "whole message as one chunk",
               [&](const std::string& v) {
-                return parse_sizes(v, &chunks) ? std::string()
-                                               : "sizes in bytes separated by commas, such as 0,128K";
+                return parse_sizes(v, &chunks)
+                           ? std::string()
+                           : "sizes in bytes separated by commas, such as 0,128K";
               })
       .default_text("0,128K: NCCL's 128 KiB all-to-all chunks")
       .section("Output")
@@ -155,7 +157,8 @@ int main(int argc, char** argv) {
   const squeeze::params::Value simd =
       squeeze::params::Settings::read_env(squeeze::params::Id::kQuantizeSimd, &simd_problem);
   if (!simd_problem.empty()) cli.fail(simd_problem);
-  if (squeeze::compress::qsimd::Level l{}; simd.set && squeeze::compress::qsimd::parse_level(simd.text, &l))
+  if (squeeze::compress::qsimd::Level l{};
+      simd.set && squeeze::compress::qsimd::parse_level(simd.text, &l))
     squeeze::compress::qsimd::set_level(l);
   if (size == 0) cli.fail("--size 0: expected at least one byte");
   if (!chunks.empty() && !gpu) cli.fail("--chunk applies to --gpu only");
@@ -171,14 +174,17 @@ int main(int argc, char** argv) {
     if (!chunks.empty()) o.chunks = chunks;
     return run_gpu_bench(o);
 #else
-    std::printf("SKIP: squeeze-codec-bench --gpu: built without CUDA (configure with -DSQUEEZE_ENABLE_CUDA=ON "
-                "where nvcc is found)\n");
+    std::printf(
+        "SKIP: squeeze-codec-bench --gpu: built without CUDA (configure with "
+        "-DSQUEEZE_ENABLE_CUDA=ON "
+        "where nvcc is found)\n");
     return 77;
 #endif
   }
 
-  auto emit = [&](const std::string& codec, const std::string& data, std::size_t elements, std::size_t in_bytes,
-                  std::size_t out_bytes, double err, double bound, double enc, double dec, const char* dt) {
+  auto emit = [&](const std::string& codec, const std::string& data, std::size_t elements,
+                  std::size_t in_bytes, std::size_t out_bytes, double err, double bound, double enc,
+                  double dec, const char* dt) {
     nlohmann::ordered_json j;
     j["codec"] = codec;
     j["dtype"] = dt;
@@ -186,9 +192,11 @@ int main(int argc, char** argv) {
     j["elements"] = elements;
     j["bytes_in"] = in_bytes;
     j["bytes_out"] = out_bytes;
-    j["ratio"] = static_cast<double>(in_bytes) / static_cast<double>(std::max<std::size_t>(out_bytes, 1));
+    j["ratio"] =
+        static_cast<double>(in_bytes) / static_cast<double>(std::max<std::size_t>(out_bytes, 1));
     j["max_abs_err"] = err;
-    j["bound"] = std::isnan(bound) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bound);
+    j["bound"] =
+        std::isnan(bound) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bound);
     j["encode_GBps"] = enc;
     j["decode_GBps"] = dec;
     j["device"] = "cpu";
@@ -197,21 +205,29 @@ int main(int argc, char** argv) {
     } else {
       char b[64];
       std::snprintf(b, sizeof b, "%.3g", bound);
-      std::printf("%-26s %-8s %-13s %10zu %8.2f %10.3g %10s %8.2f %8.2f\n", codec.c_str(), dt, data.c_str(), in_bytes,
-                  static_cast<double>(in_bytes) / static_cast<double>(std::max<std::size_t>(out_bytes, 1)), err,
-                  std::isnan(bound) ? "-" : b, enc, dec);
+      std::printf(
+          "%-26s %-8s %-13s %10zu %8.2f %10.3g %10s %8.2f %8.2f\n", codec.c_str(), dt, data.c_str(),
+          in_bytes,
+          static_cast<double>(in_bytes) / static_cast<double>(std::max<std::size_t>(out_bytes, 1)),
+          err, std::isnan(bound) ? "-" : b, enc, dec);
     }
     std::fflush(stdout);
   };
 
   if (!json_only) {
-    std::printf("%-26s %-8s %-13s %10s %8s %10s %10s %8s %8s\n", "codec", "dtype", "data", "bytes_in", "ratio",
-                "max_err", "bound", "enc_GB/s", "dec_GB/s");
+    std::printf("%-26s %-8s %-13s %10s %8s %10s %10s %8s %8s\n", "codec", "dtype", "data",
+                "bytes_in", "ratio", "max_err", "bound", "enc_GB/s", "dec_GB/s");
   }
   {  // memcpy reference
     std::vector<uint8_t> a(size, 1), b(size);
     double s = 0;
-    time_median(iters, [&] { std::memcpy(b.data(), a.data(), size); return b[size / 2] == 1; }, &s);
+    time_median(
+        iters,
+        [&] {
+          std::memcpy(b.data(), a.data(), size);
+          return b[size / 2] == 1;
+        },
+        &s);
     const double gbps = static_cast<double>(size) / s / 1e9;
     emit("memcpy", "-", size, size, size, 0.0, 0.0, gbps, gbps, "bytes");
   }
@@ -220,7 +236,8 @@ int main(int argc, char** argv) {
   for (const std::string& data : squeeze::perf::traffic_names()) {
     if (!starts_with(data, data_filter)) continue;
     Traffic t;
-    squeeze::perf::make_traffic(data, size / dtype_size(dtype) * 4, 42, &t);  // size bytes in `dtype`
+    squeeze::perf::make_traffic(data, size / dtype_size(dtype) * 4, 42,
+                                &t);  // size bytes in `dtype`
     const std::vector<uint8_t> in = squeeze::perf::to_dtype(t.values, dtype);
     const std::size_t n = t.values.size();
     for (Config c : all) {
@@ -232,18 +249,26 @@ int main(int argc, char** argv) {
       std::size_t frame_bytes = 0, written = 0;
       Status st;
       double enc = 0, dec = 0;
-      const bool ok_enc = time_median(iters, [&] { return (st = encode_frame(req, frame, &frame_bytes)).ok(); }, &enc);
-      const bool ok_dec = ok_enc && time_median(iters, [&] {
-        return (st = decode_frame(std::span(frame.data(), frame_bytes), out, &written)).ok();
-      }, &dec);
+      const bool ok_enc = time_median(
+          iters, [&] { return (st = encode_frame(req, frame, &frame_bytes)).ok(); }, &enc);
+      const bool ok_dec =
+          ok_enc &&
+          time_median(
+              iters,
+              [&] {
+                return (st = decode_frame(std::span(frame.data(), frame_bytes), out, &written))
+                    .ok();
+              },
+              &dec);
       if (!ok_dec) {
-        std::fprintf(stderr, "squeeze-codec-bench: %s on %s failed: %s\n", c.name.c_str(), data.c_str(), st.message().c_str());
+        std::fprintf(stderr, "squeeze-codec-bench: %s on %s failed: %s\n", c.name.c_str(),
+                     data.c_str(), st.message().c_str());
         continue;
       }
       const double bytes = static_cast<double>(in.size());
       emit(c.name, data, n, in.size(), frame_bytes, max_abs_err(in.data(), out.data(), dtype, n),
-           promised_bound(c, in.data(), dtype, n),
-           bytes / enc / 1e9, bytes / dec / 1e9, dtype_name(dtype));
+           promised_bound(c, in.data(), dtype, n), bytes / enc / 1e9, bytes / dec / 1e9,
+           dtype_name(dtype));
     }
   }
   return 0;

@@ -14,7 +14,8 @@ using namespace squeeze::compress;
 
 std::vector<Config> configs() {
   std::vector<Config> c;
-  auto add = [&](std::string name, CodecId id, const std::function<void(CodecParams&)>& set, bool rows = false) {
+  auto add = [&](std::string name, CodecId id, const std::function<void(CodecParams&)>& set,
+                 bool rows = false) {
     CodecParams p;
     p.codec = id;
     set(p);
@@ -24,11 +25,14 @@ std::vector<Config> configs() {
   add("cast:bf16", CodecId::kCast, [](CodecParams& p) { p.cast.to = Dtype::kBfloat16; });
   add("cast:fp16", CodecId::kCast, [](CodecParams& p) { p.cast.to = Dtype::kFloat16; });
   auto q = [&](std::string name, BoundMode m, double eb, bool rows = false, bool dedupe = false) {
-    add(std::move(name), CodecId::kQuantize, [=](CodecParams& p) {
-      p.quantize.mode = m;
-      p.quantize.error_bound = eb;
-      p.quantize.dedupe_rows = dedupe;
-    }, rows);
+    add(
+        std::move(name), CodecId::kQuantize,
+        [=](CodecParams& p) {
+          p.quantize.mode = m;
+          p.quantize.error_bound = eb;
+          p.quantize.dedupe_rows = dedupe;
+        },
+        rows);
   };
   q("quantize:abs=1e-4", BoundMode::kAbs, 1e-4);
   q("quantize:rel=1e-2", BoundMode::kRel, 1e-2);

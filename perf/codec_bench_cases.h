@@ -32,6 +32,8 @@ double max_abs_err(const uint8_t* in, const uint8_t* out, compress::Dtype d, std
 // The bound promised for these n elements, or NaN for codecs that promise none.
 double promised_bound(const Config& c, const uint8_t* in, compress::Dtype d, std::size_t n);
 
-inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+inline bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 }  // namespace squeeze::perf::codec_bench

@@ -17,7 +17,8 @@ namespace squeeze::perf::codec_bench {
 
 class CudaError : public std::runtime_error {
  public:
-  CudaError(const char* call, cudaError_t e) : std::runtime_error(std::string(call) + ": " + cudaGetErrorString(e)) {}
+  CudaError(const char* call, cudaError_t e)
+      : std::runtime_error(std::string(call) + ": " + cudaGetErrorString(e)) {}
 };
 
 inline void cuda_check(cudaError_t e, const char* call) {
@@ -32,7 +33,8 @@ class DeviceBuffer {
   ~DeviceBuffer() {
     if (p_) (void)cudaFree(p_);
   }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&&) = delete;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;

@@ -28,26 +28,29 @@ struct Row {
   const char* dtype = "bytes";
   std::size_t elements = 0, bytes_in = 0, bytes_out = 0, chunk_bytes = 0, chunks = 0;
   double err = 0, bound = 0, enc_gbps = 0, dec_gbps = 0;
-  bool checked = false;          // false for the memcpy reference: nothing to compare
+  bool checked = false;  // false for the memcpy reference: nothing to compare
   std::size_t mismatched_chunks = 0;
   bool decode_same = true;
 };
 
 class Printer {
  public:
-  Printer(bool json_only, std::string device_name) : json_only_(json_only), device_(std::move(device_name)) {}
+  Printer(bool json_only, std::string device_name)
+      : json_only_(json_only), device_(std::move(device_name)) {}
 
   void header(int iters) const {
     if (json_only_) return;
-    std::printf("# GPU: %s; median of %d batches; GB/s = input bytes / cudaEvent time of one batch\n",
-                device_.c_str(), iters);
-    std::printf("%-26s %-8s %-13s %8s %6s %10s %8s %10s %10s %8s %8s %-11s %-8s\n", "codec", "dtype", "data",
-                "chunk", "chunks", "bytes_in", "ratio", "max_err", "bound", "enc_GB/s", "dec_GB/s", "same_as_cpu",
-                "dec_same");
+    std::printf(
+        "# GPU: %s; median of %d batches; GB/s = input bytes / cudaEvent time of one batch\n",
+        device_.c_str(), iters);
+    std::printf("%-26s %-8s %-13s %8s %6s %10s %8s %10s %10s %8s %8s %-11s %-8s\n", "codec",
+                "dtype", "data", "chunk", "chunks", "bytes_in", "ratio", "max_err", "bound",
+                "enc_GB/s", "dec_GB/s", "same_as_cpu", "dec_same");
   }
 
   void row(const Row& r) {
-    const double ratio = static_cast<double>(r.bytes_in) / static_cast<double>(std::max<std::size_t>(r.bytes_out, 1));
+    const double ratio = static_cast<double>(r.bytes_in) /
+                         static_cast<double>(std::max<std::size_t>(r.bytes_out, 1));
     nlohmann::ordered_json j;
     j["codec"] = r.codec;
     j["dtype"] = r.dtype;
@@ -57,16 +60,19 @@ class Printer {
     j["bytes_out"] = r.bytes_out;
     j["ratio"] = ratio;
     j["max_abs_err"] = r.err;
-    j["bound"] = std::isnan(r.bound) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.bound);
+    j["bound"] =
+        std::isnan(r.bound) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.bound);
     j["encode_GBps"] = r.enc_gbps;
     j["decode_GBps"] = r.dec_gbps;
     j["device"] = "gpu";
     j["device_name"] = device_;
     j["chunk_bytes"] = r.chunk_bytes;
     j["chunks"] = r.chunks;
-    j["same_as_cpu"] = r.checked ? nlohmann::ordered_json(r.mismatched_chunks == 0) : nlohmann::ordered_json(nullptr);
+    j["same_as_cpu"] = r.checked ? nlohmann::ordered_json(r.mismatched_chunks == 0)
+                                 : nlohmann::ordered_json(nullptr);
     j["mismatched_chunks"] = r.mismatched_chunks;
-    j["decode_same_as_cpu"] = r.checked ? nlohmann::ordered_json(r.decode_same) : nlohmann::ordered_json(nullptr);
+    j["decode_same_as_cpu"] =
+        r.checked ? nlohmann::ordered_json(r.decode_same) : nlohmann::ordered_json(nullptr);
     lines_.push_back(j.dump());
     if (!json_only_) {
       char bound[32], same[48];
@@ -78,10 +84,12 @@ class Printer {
       } else {
         std::snprintf(same, sizeof same, "no(%zu/%zu)", r.mismatched_chunks, r.chunks);
       }
-      std::printf("%-26s %-8s %-13s %8zu %6zu %10zu %8.2f %10.3g %10s %8.2f %8.2f %-11s %-8s\n", r.codec.c_str(),
-                  r.dtype, r.data.c_str(), r.chunk_bytes, r.chunks, r.bytes_in, ratio, r.err,
-                  std::isnan(r.bound) ? "-" : bound, r.enc_gbps, r.dec_gbps, same,
-                  !r.checked ? "-" : r.decode_same ? "yes" : "no");
+      std::printf("%-26s %-8s %-13s %8zu %6zu %10zu %8.2f %10.3g %10s %8.2f %8.2f %-11s %-8s\n",
+                  r.codec.c_str(), r.dtype, r.data.c_str(), r.chunk_bytes, r.chunks, r.bytes_in,
+                  ratio, r.err, std::isnan(r.bound) ? "-" : bound, r.enc_gbps, r.dec_gbps, same,
+                  !r.checked      ? "-"
+                  : r.decode_same ? "yes"
+                                  : "no");
       std::fflush(stdout);
     }
   }
@@ -114,7 +122,8 @@ Row memcpy_reference(std::size_t size, int iters, const Stream& stream) {
   std::vector<double> t;
   for (int it = -1; it < iters; ++it) {  // -1: warm-up
     start.record(stream);
-    SQUEEZE_BENCH_CUDA(cudaMemcpyAsync(b.get(), a.get(), size, cudaMemcpyDeviceToDevice, stream.get()));
+    SQUEEZE_BENCH_CUDA(
+        cudaMemcpyAsync(b.get(), a.get(), size, cudaMemcpyDeviceToDevice, stream.get()));
     stop.record(stream);
     stop.synchronize();
     if (it >= 0) t.push_back(stop.seconds_since(start));
@@ -140,7 +149,8 @@ int run(const GpuOptions& o) {
   for (const std::string& data : traffic_names()) {
     if (!starts_with(data, o.data_filter)) continue;
     Traffic t;
-    make_traffic(data, o.size / dtype_size(o.dtype) * 4, 42, &t);  // size bytes in `dtype`, as in CPU mode
+    make_traffic(data, o.size / dtype_size(o.dtype) * 4, 42,
+                 &t);  // size bytes in `dtype`, as in CPU mode
     const std::vector<uint8_t> in = to_dtype(t.values, o.dtype);
     for (const std::size_t chunk : o.chunks) {
       const Batch batch(o.dtype, in, chunk, t.row_length);
@@ -149,25 +159,31 @@ int run(const GpuOptions& o) {
         c.params.quantize.row_length = t.row_length;
         const CaseResult r = run_case(c, batch, o.iters, stream, codec);
         const std::string where = c.name + " on " + data + " in chunks of " +
-                                  std::to_string(batch.chunk_elements * dtype_size(o.dtype)) + " bytes";
+                                  std::to_string(batch.chunk_elements * dtype_size(o.dtype)) +
+                                  " bytes";
         if (!r.cpu_error.empty()) {  // as in CPU mode: not a GPU result, reported and skipped
-          std::fprintf(stderr, "codec-bench: %s failed on the CPU: %s\n", where.c_str(), r.cpu_error.c_str());
+          std::fprintf(stderr, "codec-bench: %s failed on the CPU: %s\n", where.c_str(),
+                       r.cpu_error.c_str());
           continue;
         }
         ++cases;
         if (!r.gpu_error.empty()) {
           ++failures;
-          std::fprintf(stderr, "codec-bench --gpu: %s failed on the GPU: %s\n", where.c_str(), r.gpu_error.c_str());
+          std::fprintf(stderr, "codec-bench --gpu: %s failed on the GPU: %s\n", where.c_str(),
+                       r.gpu_error.c_str());
           continue;
         }
         if (r.mismatched_chunks > 0) {
           ++frame_mismatch_cases;
-          std::fprintf(stderr, "codec-bench --gpu: %s: %zu of %zu GPU frames differ from the CPU's\n", where.c_str(),
-                       r.mismatched_chunks, batch.chunks());
+          std::fprintf(stderr,
+                       "codec-bench --gpu: %s: %zu of %zu GPU frames differ from the CPU's\n",
+                       where.c_str(), r.mismatched_chunks, batch.chunks());
         }
         if (!r.decode_same) {
           ++decode_mismatch_cases;
-          std::fprintf(stderr, "codec-bench --gpu: %s: the GPU decode differs from the CPU decode\n", where.c_str());
+          std::fprintf(stderr,
+                       "codec-bench --gpu: %s: the GPU decode differs from the CPU decode\n",
+                       where.c_str());
         }
         const double bytes = static_cast<double>(in.size());
         Row row;
@@ -191,10 +207,11 @@ int run(const GpuOptions& o) {
     }
   }
   out.finish();
-  std::fprintf(stderr,
-               "codec-bench --gpu: %zu cases; frames differ from the CPU's in %zu, decodes differ in %zu, "
-               "%zu failed on the GPU\n",
-               cases, frame_mismatch_cases, decode_mismatch_cases, failures);
+  std::fprintf(
+      stderr,
+      "codec-bench --gpu: %zu cases; frames differ from the CPU's in %zu, decodes differ in %zu, "
+      "%zu failed on the GPU\n",
+      cases, frame_mismatch_cases, decode_mismatch_cases, failures);
   return frame_mismatch_cases + decode_mismatch_cases + failures == 0 ? 0 : 1;
 }
 

@@ -12,10 +12,10 @@
 namespace squeeze::perf::codec_bench {
 
 struct GpuOptions {
-  std::size_t size = 16u << 20;          // message bytes per data set, as in the CPU mode
-  int iters = 5;                         // timed batches; the median is reported
+  std::size_t size = 16u << 20;  // message bytes per data set, as in the CPU mode
+  int iters = 5;                 // timed batches; the median is reported
   bool json_only = false;
-  std::string codec_filter, data_filter; // name prefixes
+  std::string codec_filter, data_filter;  // name prefixes
   compress::Dtype dtype = compress::Dtype::kFloat32;
   // Chunk sizes in bytes; each message is cut into chunks of this size (whole rows) and
   // all chunks go to the device as one batch. 0 = the whole message as one chunk.

@@ -11,7 +11,8 @@ using namespace squeeze::compress;
 
 namespace {
 
-std::size_t chunk_elements_for(std::size_t n, std::size_t chunk_bytes, std::size_t es, uint32_t row_length) {
+std::size_t chunk_elements_for(std::size_t n, std::size_t chunk_bytes, std::size_t es,
+                               uint32_t row_length) {
   if (chunk_bytes == 0 || n == 0) return std::max<std::size_t>(n, 1);
   std::size_t ce = std::max<std::size_t>(chunk_bytes / es, 1);
   if (row_length > 0) ce = std::max<std::size_t>(ce / row_length, 1) * row_length;  // whole rows
@@ -38,12 +39,15 @@ std::string first_failure(const char* what, const PinnedArray<gpu::ChunkResult>&
 
 }  // namespace
 
-Batch::Batch(Dtype d, const std::vector<uint8_t>& message, std::size_t chunk_bytes, uint32_t row_length)
+Batch::Batch(Dtype d, const std::vector<uint8_t>& message, std::size_t chunk_bytes,
+             uint32_t row_length)
     : dtype(d),
       host(message),
-      chunk_elements(chunk_elements_for(message.size() / dtype_size(d), chunk_bytes, dtype_size(d), row_length)),
+      chunk_elements(chunk_elements_for(message.size() / dtype_size(d), chunk_bytes, dtype_size(d),
+                                        row_length)),
       input(message.size()),
-      frames(total_slots(message.size(), (message.size() / dtype_size(d) + chunk_elements - 1) / chunk_elements)),
+      frames(total_slots(message.size(),
+                         (message.size() / dtype_size(d) + chunk_elements - 1) / chunk_elements)),
       output(message.size()) {
   const std::size_t n = message.size() / dtype_size(d);
   std::size_t at = 0;
@@ -53,13 +57,15 @@ Batch::Batch(Dtype d, const std::vector<uint8_t>& message, std::size_t chunk_byt
     slot.push_back(at);
     at += kFrameHeaderBytes + bytes(count.size() - 1);
   }
-  SQUEEZE_BENCH_CUDA(cudaMemcpy(input.get(), message.data(), message.size(), cudaMemcpyHostToDevice));
+  SQUEEZE_BENCH_CUDA(
+      cudaMemcpy(input.get(), message.data(), message.size(), cudaMemcpyHostToDevice));
   // From pageable memory cudaMemcpy may return before the DMA lands, and the bench's stream
   // does not wait for the legacy default stream.
   SQUEEZE_BENCH_CUDA(cudaDeviceSynchronize());
 }
 
-CaseResult run_case(const Config& c, const Batch& b, int iters, const Stream& stream, gpu::Codec& codec) {
+CaseResult run_case(const Config& c, const Batch& b, int iters, const Stream& stream,
+                    gpu::Codec& codec) {
   CaseResult res;
   const std::size_t k = b.chunks(), es = dtype_size(b.dtype);
   if (k == 0) {
@@ -79,7 +85,8 @@ CaseResult run_case(const Config& c, const Batch& b, int iters, const Stream& st
     Status st = encode_frame(req, cpu_frames[i], &frame_bytes);
     if (st.ok()) {
       cpu_frames[i].resize(frame_bytes);
-      st = decode_frame(cpu_frames[i], std::span(cpu_decoded.data() + b.offset(i), b.bytes(i)), &written);
+      st = decode_frame(cpu_frames[i], std::span(cpu_decoded.data() + b.offset(i), b.bytes(i)),
+                        &written);
     }
     if (!st.ok()) {
       res.cpu_error = "chunk " + std::to_string(i) + ": " + st.message();
@@ -92,8 +99,8 @@ CaseResult run_case(const Config& c, const Batch& b, int iters, const Stream& st
   // Encode on the device: one checked warm-up batch, then the timed ones.
   std::vector<gpu::EncodeChunk> enc(k);
   for (std::size_t i = 0; i < k; ++i) {
-    enc[i] = {b.dtype, b.input.get() + b.offset(i), b.count[i], &c.params, b.frames.get() + b.slot[i],
-              kFrameHeaderBytes + b.bytes(i)};
+    enc[i] = {b.dtype,   b.input.get() + b.offset(i), b.count[i],
+              &c.params, b.frames.get() + b.slot[i],  kFrameHeaderBytes + b.bytes(i)};
   }
   PinnedArray<gpu::ChunkResult> er(k), dr(k);
   Event start, stop;
@@ -107,13 +114,15 @@ CaseResult run_case(const Config& c, const Batch& b, int iters, const Stream& st
   };
   if (!encode()) return res;
   std::vector<uint8_t> gpu_frames(b.frames.size());
-  SQUEEZE_BENCH_CUDA(cudaMemcpy(gpu_frames.data(), b.frames.get(), gpu_frames.size(), cudaMemcpyDeviceToHost));
+  SQUEEZE_BENCH_CUDA(
+      cudaMemcpy(gpu_frames.data(), b.frames.get(), gpu_frames.size(), cudaMemcpyDeviceToHost));
   std::vector<std::size_t> frame_bytes(k);
   for (std::size_t i = 0; i < k; ++i) {
     frame_bytes[i] = er[i].bytes;
     res.bytes_out += er[i].bytes;
-    const bool same = er[i].bytes == cpu_frames[i].size() &&
-                      std::memcmp(gpu_frames.data() + b.slot[i], cpu_frames[i].data(), cpu_frames[i].size()) == 0;
+    const bool same =
+        er[i].bytes == cpu_frames[i].size() &&
+        std::memcmp(gpu_frames.data() + b.slot[i], cpu_frames[i].data(), cpu_frames[i].size()) == 0;
     if (!same) ++res.mismatched_chunks;
   }
   std::vector<double> t;
@@ -146,8 +155,9 @@ CaseResult run_case(const Config& c, const Batch& b, int iters, const Stream& st
     res.gpu_error = st.ok() ? first_failure("decode", dr) : "decode: " + st.message();
     for (std::size_t i = 0; i < k && res.gpu_error.empty(); ++i) {
       if (dr[i].bytes != b.bytes(i)) {
-        res.gpu_error = "decode chunk " + std::to_string(i) + ": wrote " + std::to_string(dr[i].bytes) +
-                        " bytes, expected " + std::to_string(b.bytes(i));
+        res.gpu_error = "decode chunk " + std::to_string(i) + ": wrote " +
+                        std::to_string(dr[i].bytes) + " bytes, expected " +
+                        std::to_string(b.bytes(i));
       }
     }
     return res.gpu_error.empty();
@@ -155,7 +165,8 @@ CaseResult run_case(const Config& c, const Batch& b, int iters, const Stream& st
   SQUEEZE_BENCH_CUDA(cudaMemsetAsync(b.output.get(), 0xA5, b.output.size(), stream.get()));
   if (!decode()) return res;
   std::vector<uint8_t> gpu_decoded(b.host.size());
-  SQUEEZE_BENCH_CUDA(cudaMemcpy(gpu_decoded.data(), b.output.get(), gpu_decoded.size(), cudaMemcpyDeviceToHost));
+  SQUEEZE_BENCH_CUDA(
+      cudaMemcpy(gpu_decoded.data(), b.output.get(), gpu_decoded.size(), cudaMemcpyDeviceToHost));
   res.decode_same = gpu_decoded == cpu_decoded;
   res.max_abs_err = max_abs_err(b.host.data(), gpu_decoded.data(), b.dtype, b.host.size() / es);
   t.clear();

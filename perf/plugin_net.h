@@ -32,7 +32,8 @@ class PluginNet {
   void* ctx() const { return ctx_; }
 
   static void check(int rc, const char* what) {
-    if (rc != 0) throw std::runtime_error(std::string("plugin ") + what + " failed: " + nccl_result_name(rc));
+    if (rc != 0)
+      throw std::runtime_error(std::string("plugin ") + what + " failed: " + nccl_result_name(rc));
   }
   // The device whose name is `name`, or 0.
   int device(const std::string& name) const {
@@ -75,7 +76,8 @@ class PluginNet {
     while (!done) {
       check(net_->test(req, &done, &size), "test");
       if (done) break;
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("request timed out");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("request timed out");
       sched_yield();  // as NCCL's proxy does when no request progressed
     }
     return size;

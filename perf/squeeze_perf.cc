@@ -33,8 +33,8 @@
 #include "perf/common/dtype_names.h"
 #include "perf/common/nccl_table.h"
 #include "perf/common/plugin_log.h"
-#include "plugin/policy/policy_load.h"
 #include "plugin/params/params.h"
+#include "plugin/policy/policy_load.h"
 
 namespace {
 
@@ -57,9 +57,10 @@ bool row_passes(const Options& o, const Row& r) {
     why = std::to_string(r.wrong) + " elements beyond the stated bound (" + r.bound +
           "), counted over ranks and iterations (max error " + std::to_string(r.max_err) + ")";
   if (o.max_error >= 0 && !(r.max_err <= o.max_error))
-    why += std::string(why.empty() ? "" : "; ") + "max error " + std::to_string(r.max_err) + " above --max-error " +
-           std::to_string(o.max_error);
-  if (r.agree == 0 && r.agree_required) why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";
+    why += std::string(why.empty() ? "" : "; ") + "max error " + std::to_string(r.max_err) +
+           " above --max-error " + std::to_string(o.max_error);
+  if (r.agree == 0 && r.agree_required)
+    why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";
   if (why.empty()) return true;
   log_line("squeeze-perf: check failed: %s%s %zu bytes: %s", r.arm == "baseline" ? "baseline " : "",
            r.collective.c_str(), r.bytes, why.c_str());
@@ -105,14 +106,16 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
   if (!o.baseline_policy.empty()) baseline.emplace(plugin, PluginLib::Load::kPrivateCopy);
 
   // Rank 0 picks the communicators' ids, as NCCL derives commHash from the unique id.
-  uint64_t base = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                  (static_cast<uint64_t>(getpid()) << 40);
+  uint64_t base =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (static_cast<uint64_t>(getpid()) << 40);
   base = boot.allgather(base)[0];
 
   RunInfo info;
   info.nranks = o.nranks;
   info.plugin = plugin;
-  const squeeze::params::Value pol = squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr);
+  const squeeze::params::Value pol =
+      squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr);
   info.policy = pol.set ? pol.text : "default";
   info.baseline_policy = o.baseline_policy;
   info.ifname = o.ifname;
@@ -170,13 +173,18 @@ int run_rank(const Options& o, int rank, const HostPort& where, Fd listener) {
       table.header();
     }
     for (std::size_t bytes : size_list(o)) {
-      if (c == 1 && bytes < static_cast<std::size_t>(o.nranks) * squeeze::compress::dtype_size(o.dtype)) continue;
+      if (c == 1 &&
+          bytes < static_cast<std::size_t>(o.nranks) * squeeze::compress::dtype_size(o.dtype))
+        continue;
       std::vector<Row> rows = c == 0 ? run_allreduce(ctx, bytes) : run_alltoall(ctx, bytes);
       if (!root) continue;
       for (const Row& row : rows) {
-        if (o.json) print_json(row, info);
-        else if (row.arm == "baseline") print_baseline(rows[0], row);
-        else table.row(table_row(row));
+        if (o.json)
+          print_json(row, info);
+        else if (row.arm == "baseline")
+          print_baseline(rows[0], row);
+        else
+          table.row(table_row(row));
         if (o.check) ok = row_passes(o, row) && ok;
       }
     }
@@ -215,7 +223,8 @@ int main(int argc, char** argv) {
           names += (names.empty() ? "" : ", ") + std::string(i->if_name);
         if_freenameindex(all);
       }
-      std::fprintf(stderr, "squeeze-perf: --ifname '%s': expected a network interface of this host (%s)\n",
+      std::fprintf(stderr,
+                   "squeeze-perf: --ifname '%s': expected a network interface of this host (%s)\n",
                    o.ifname.c_str(), names.c_str());
       return 2;
     }

@@ -50,13 +50,14 @@ struct Options {
   bool json = false;
   std::string plugin = SQUEEZE_PLUGIN_PATH;
   std::string policy = SQUEEZE_CONFIG_DIR "/off.json";
-  std::string peer_netns;          // the second process's network namespace ("": this one)
-  std::string peer_ifname;         // its plugin device ("": --ifname)
+  std::string peer_netns;                 // the second process's network namespace ("": this one)
+  std::string peer_ifname;                // its plugin device ("": --ifname)
   std::string socket_addr = "127.0.0.1";  // the first process's address for the plain socket
 };
 
 void write_all(int fd, const void* p, std::size_t n) {
-  if (::write(fd, p, n) != static_cast<ssize_t>(n)) throw std::runtime_error("handle exchange write failed");
+  if (::write(fd, p, n) != static_cast<ssize_t>(n))
+    throw std::runtime_error("handle exchange write failed");
 }
 void read_all(int fd, void* p, std::size_t n) {
   auto* b = static_cast<uint8_t*>(p);
@@ -97,7 +98,9 @@ struct Link {  // everything one side needs
 std::size_t bw_count(std::size_t size) {
   return std::clamp<std::size_t>((256u << 20) / std::max<std::size_t>(size, 1), 8, 20000);
 }
-int lat_iters(std::size_t size) { return size <= (64u << 10) ? 2000 : std::max(20, static_cast<int>((64u << 20) / size)); }
+int lat_iters(std::size_t size) {
+  return size <= (64u << 10) ? 2000 : std::max(20, static_cast<int>((64u << 20) / size));
+}
 
 // Plugin streaming: the sender keeps 8 isends in flight, then waits for a 1-byte ack.
 double plugin_bw(Link& l, std::size_t size, bool sender) {
@@ -120,16 +123,19 @@ double plugin_bw(Link& l, std::size_t size, bool sender) {
     l.net->wait(l.net->irecv(l.recv, &ack, 1, 1, nullptr));
   else
     l.net->wait(l.net->isend(l.send, &ack, 1, 1, nullptr));
-  return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) * 1e9;  // ns/B
+  return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) *
+         1e9;  // ns/B
 }
 
 double socket_bw(Link& l, std::size_t size, bool sender) {
   const std::size_t n = bw_count(size);
   uint8_t ack = 0;
   auto t0 = Clock::now();
-  for (std::size_t i = 0; i < n; ++i) sender ? send_all(l.fd, l.buf.data(), size) : recv_all(l.fd, l.buf.data(), size);
+  for (std::size_t i = 0; i < n; ++i)
+    sender ? send_all(l.fd, l.buf.data(), size) : recv_all(l.fd, l.buf.data(), size);
   sender ? recv_all(l.fd, &ack, 1) : send_all(l.fd, &ack, 1);
-  return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) * 1e9;
+  return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) *
+         1e9;
 }
 
 // Ping-pong: returns one-way latency in microseconds.
@@ -187,14 +193,16 @@ int run(const Options& o) {
   std::vector<std::size_t> sizes;
   for (std::size_t s = o.min; s <= o.max; s *= 8) sizes.push_back(s);
   if (sizes.back() != o.max) sizes.push_back(o.max);
-  if (std::find(sizes.begin(), sizes.end(), std::size_t{1} << 20) == sizes.end() && o.min <= (1u << 20) && o.max >= (1u << 20))
+  if (std::find(sizes.begin(), sizes.end(), std::size_t{1} << 20) == sizes.end() &&
+      o.min <= (1u << 20) && o.max >= (1u << 20))
     sizes.push_back(1u << 20);
   std::sort(sizes.begin(), sizes.end());
 
   // Each process loads the plugin after the fork, in its own namespace, and the two trade
   // their listen handles over a socket pair.
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) throw std::runtime_error("socketpair failed");
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    throw std::runtime_error("socketpair failed");
   std::fflush(nullptr);
   pid_t pid = fork();
   bool parent = pid != 0;
@@ -230,17 +238,20 @@ int run(const Options& o) {
     l.recv = net.accept(lcomm);
     l.send = net.connect(dev, theirs);
     l.fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (::connect(l.fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) throw std::runtime_error("socket connect");
+    if (::connect(l.fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0)
+      throw std::runtime_error("socket connect");
   }
   close(ls);
   setsockopt(l.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
   if (parent && !o.json) {
-    printf("# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight, SQUEEZE_TRANSPORT=%s) vs plain blocking TCP socket, %s%s%s, policy %s\n",
-           transport_choice(), o.ifname.c_str(), o.peer_netns.empty() ? "" : " to netns ", o.peer_netns.c_str(),
-           o.policy.c_str());
-    printf("%12s %12s %12s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s", "ratio", "squeeze us",
-           "socket us", "lat x");
+    printf(
+        "# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight, SQUEEZE_TRANSPORT=%s) "
+        "vs plain blocking TCP socket, %s%s%s, policy %s\n",
+        transport_choice(), o.ifname.c_str(), o.peer_netns.empty() ? "" : " to netns ",
+        o.peer_netns.c_str(), o.policy.c_str());
+    printf("%12s %12s %12s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s", "ratio",
+           "squeeze us", "socket us", "lat x");
   }
   for (std::size_t size : sizes) {
     double pbw = best(o.reps, [&] { return plugin_bw(l, size, parent); });
@@ -253,13 +264,16 @@ int run(const Options& o) {
     if (!parent) continue;
     double p_gbps = 1.0 / pbw, s_gbps = 1.0 / sbw;  // ns/B -> GB/s
     if (!o.json)
-      printf("%12zu %12.3f %12.3f %8.3f %12.2f %12.2f %8.3f\n", size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat,
-             plat > 0 ? plat / slat : 0.0);
+      printf("%12zu %12.3f %12.3f %8.3f %12.2f %12.2f %8.3f\n", size, p_gbps, s_gbps,
+             p_gbps / s_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
     else
       printf(
-        "{\"bench\":\"transport\",\"transport\":\"%s\",\"ifname\":\"%s\",\"size\":%zu,\"squeeze_GBps\":%.4f,"
-        "\"socket_GBps\":%.4f,\"bw_ratio\":%.4f,\"squeeze_lat_us\":%.3f,\"socket_lat_us\":%.3f,\"lat_ratio\":%.4f}\n",
-        transport_choice(), o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
+          "{\"bench\":\"transport\",\"transport\":\"%s\",\"ifname\":\"%s\",\"size\":%zu,\"squeeze_"
+          "GBps\":%.4f,"
+          "\"socket_GBps\":%.4f,\"bw_ratio\":%.4f,\"squeeze_lat_us\":%.3f,\"socket_lat_us\":%.3f,"
+          "\"lat_ratio\":%.4f}\n",
+          transport_choice(), o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat,
+          plat > 0 ? plat / slat : 0.0);
     fflush(stdout);
   }
   close(l.fd);
@@ -288,8 +302,10 @@ int main(int argc, char** argv) {
       .text("--policy", &o.policy, "FILE",
             "SQUEEZE_POLICY for the plugin (off.json: raw plus the metadata path)")
       .section("Across a link")
-      .text("--peer-netns", &o.peer_netns, "NS", "run the second process in network namespace NS (root)")
-      .text("--peer-ifname", &o.peer_ifname, "IF", "the second process's plugin device (default --ifname)")
+      .text("--peer-netns", &o.peer_netns, "NS",
+            "run the second process in network namespace NS (root)")
+      .text("--peer-ifname", &o.peer_ifname, "IF",
+            "the second process's plugin device (default --ifname)")
       .text("--socket-addr", &o.socket_addr, "ADDR",
             "the first process's IPv4 address, where the plain socket connects (127.0.0.1)")
       .section("Output")

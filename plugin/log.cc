@@ -23,7 +23,7 @@ int level_from_env() {
   return kLogWarn;
 }
 const int g_level = level_from_env();
-}
+}  // namespace
 
 void set_logger(nccl_logger_t logger) {
   if (logger != nullptr) g_logger.store(logger);

@@ -14,6 +14,9 @@ void log_message(int level, unsigned long flags, const char* file, int line, con
 
 }  // namespace squeeze::plugin
 
-#define SQ_WARN(...) ::squeeze::plugin::log_message(kLogWarn, kSubsysNet, __FILE__, __LINE__, __VA_ARGS__)
-#define SQ_INFO(flags, ...) ::squeeze::plugin::log_message(kLogInfo, (flags), __FILE__, __LINE__, __VA_ARGS__)
-#define SQ_TRACE(...) ::squeeze::plugin::log_message(kLogTrace, kSubsysNet, __FILE__, __LINE__, __VA_ARGS__)
+#define SQ_WARN(...) \
+  ::squeeze::plugin::log_message(kLogWarn, kSubsysNet, __FILE__, __LINE__, __VA_ARGS__)
+#define SQ_INFO(flags, ...) \
+  ::squeeze::plugin::log_message(kLogInfo, (flags), __FILE__, __LINE__, __VA_ARGS__)
+#define SQ_TRACE(...) \
+  ::squeeze::plugin::log_message(kLogTrace, kSubsysNet, __FILE__, __LINE__, __VA_ARGS__)

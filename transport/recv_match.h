@@ -13,7 +13,7 @@ namespace squeeze::transport {
 
 // Sets *idx to the item `h` lands in. Errors (Remote) name the peer, the tag and what was
 // posted: no item with that tag, or a message larger than the item's capacity.
-Status match_recv_item(std::span<const RecvItem> items, std::span<const bool> matched, const MessageHeader& h,
-                       const std::string& peer, int* idx);
+Status match_recv_item(std::span<const RecvItem> items, std::span<const bool> matched,
+                       const MessageHeader& h, const std::string& peer, int* idx);
 
 }  // namespace squeeze::transport

@@ -29,9 +29,10 @@ std::unique_ptr<Transport> open_transport(const Options& o, std::string* why) {
   }
   if (choice == "ib" || choice == "ucx") {
     std::string reason;
-    std::unique_ptr<Transport> t =
-        choice == "ib" ? ib::open_transport(o.ib, o.socket, &reason) : ucx::open_transport(o.ucx, o.socket, &reason);
-    *why = t ? "SQUEEZE_TRANSPORT=" + choice : "SQUEEZE_TRANSPORT=" + choice + " requested but not available: " + reason;
+    std::unique_ptr<Transport> t = choice == "ib" ? ib::open_transport(o.ib, o.socket, &reason)
+                                                  : ucx::open_transport(o.ucx, o.socket, &reason);
+    *why = t ? "SQUEEZE_TRANSPORT=" + choice
+             : "SQUEEZE_TRANSPORT=" + choice + " requested but not available: " + reason;
     return t;
   }
   if (choice != "auto") {

@@ -35,7 +35,7 @@ struct DeviceProps {
   int max_recvs = kMaxRecvs;
   int max_comms = 65536;
   float latency_us = 0;
-  std::string address;   // for logs
+  std::string address;  // for logs
 };
 
 enum class PayloadKind : uint8_t { kRaw = 0, kFrame = 1 };
@@ -75,7 +75,7 @@ struct SendItem {
 
 struct RecvItem {
   int32_t tag = 0;
-  void* data = nullptr;   // destination for raw payloads
+  void* data = nullptr;  // destination for raw payloads
   std::size_t capacity = 0;
   const Registration* reg = nullptr;  // NCCL's registration of `data`, or null
 };
@@ -88,8 +88,9 @@ struct Received {
 
 struct LinkSample {
   double bytes_per_s = 0;
-  bool lower_bound = false;  // the sender was not keeping the link busy: the link can do at least this
-  bool fresh = false;        // taken since the previous call (false: the same sample again)
+  bool lower_bound =
+      false;           // the sender was not keeping the link busy: the link can do at least this
+  bool fresh = false;  // taken since the previous call (false: the same sample again)
   // The share of the time the application had messages to move (pauses between collectives
   // left out) that the link was busy: compressing can shorten only that share. < 0: unknown.
   double utilization = -1;

@@ -8,8 +8,8 @@
 namespace squeeze::compress::gpu {
 namespace {
 
-__global__ void parse_frame_kernel(const uint8_t* f, uint64_t size, uint64_t cap, const uint32_t* crc_table,
-                                   bool body_twins, DecodeState* d) {
+__global__ void parse_frame_kernel(const uint8_t* f, uint64_t size, uint64_t cap,
+                                   const uint32_t* crc_table, bool body_twins, DecodeState* d) {
   *d = DecodeState{};
   d->fs.err = kNoError;
   auto fail = [&](uint64_t off, uint32_t field, uint64_t value) {
@@ -19,7 +19,8 @@ __global__ void parse_frame_kernel(const uint8_t* f, uint64_t size, uint64_t cap
   if (size < kFrameHeaderBytes) return fail(0, kFieldFrameSize, size);
   if (dget32(f) != kFrameMagic) return fail(0, kFieldMagic, dget32(f));
   if (f[4] != kFrameVersion) return fail(4, kFieldVersion, f[4]);
-  if (dget32(f + 36) != ~crc_update(0xffffffffu, f, 36, crc_table)) return fail(36, kFieldHeaderCrc, dget32(f + 36));
+  if (dget32(f + 36) != ~crc_update(0xffffffffu, f, 36, crc_table))
+    return fail(36, kFieldHeaderCrc, dget32(f + 36));
   const uint32_t codec = f[5], dtype = f[6], flags = f[7];
   if (codec > static_cast<uint32_t>(CodecId::kCast)) return fail(5, kFieldCodec, codec);
   if (dtype > static_cast<uint32_t>(Dtype::kFloat16)) return fail(6, kFieldDtype, dtype);
@@ -27,16 +28,19 @@ __global__ void parse_frame_kernel(const uint8_t* f, uint64_t size, uint64_t cap
   if (!(flags & 1u) && dget32(f + 32) != 0) return fail(32, kFieldBodyCrcUnset, dget32(f + 32));
   const uint64_t count = dget64(f + 8), original = dget64(f + 16), body = dget64(f + 24);
   const uint64_t es = dsize(dtype);
-  if (__umul64hi(count, es) != 0 || count * es != original) return fail(16, kFieldOriginalBytes, original);
+  if (__umul64hi(count, es) != 0 || count * es != original)
+    return fail(16, kFieldOriginalBytes, original);
   if (body > size - kFrameHeaderBytes) return fail(24, kFieldBodyTruncated, body);
-  if (body < size - kFrameHeaderBytes) return fail(24, kFieldBodyTrailing, size - kFrameHeaderBytes - body);
+  if (body < size - kFrameHeaderBytes)
+    return fail(24, kFieldBodyTrailing, size - kFrameHeaderBytes - body);
   if (cap < original) return fail(16, kFieldDstTooSmall, original);
-  if (!body_twins &&
-      (codec == static_cast<uint32_t>(CodecId::kThreshold) || codec == static_cast<uint32_t>(CodecId::kLossless))) {
+  if (!body_twins && (codec == static_cast<uint32_t>(CodecId::kThreshold) ||
+                      codec == static_cast<uint32_t>(CodecId::kLossless))) {
     return fail(5, kFieldUnsupportedCodec, codec);  // their decoders need the header on the host
   }
   const uint8_t* b = f + kFrameHeaderBytes;
-  if (codec == static_cast<uint32_t>(CodecId::kStored) && body != original) return fail(24, kFieldStoredSize, body);
+  if (codec == static_cast<uint32_t>(CodecId::kStored) && body != original)
+    return fail(24, kFieldStoredSize, body);
   if (codec == static_cast<uint32_t>(CodecId::kCast)) {
     if (dtype != static_cast<uint32_t>(Dtype::kFloat32)) return fail(6, kFieldCastDtype, dtype);
     if (body < 4) return fail(40, kFieldCastHeader, body);
@@ -83,11 +87,33 @@ __global__ void decode_result_kernel(const DecodeState* d, ChunkResult* r) {
 
 const char* field_name(uint32_t f) {
   static const char* const kNames[] = {
-      "none", "frame size", "magic", "version", "header checksum", "codec", "dtype", "flags",
-      "body checksum (flag clear)", "original_bytes", "body_bytes (truncated)", "body_bytes (trailing bytes)",
-      "destination size", "body checksum", "stored body size", "cast header", "cast body size", "cast frame dtype",
-      "quantize header field", "quantize section", "row map", "row parameters", "block width", "escape index",
-      "padding code", "trailing bytes", "codec (give DecodeChunk::host_header to decode it on the GPU)",
+      "none",
+      "frame size",
+      "magic",
+      "version",
+      "header checksum",
+      "codec",
+      "dtype",
+      "flags",
+      "body checksum (flag clear)",
+      "original_bytes",
+      "body_bytes (truncated)",
+      "body_bytes (trailing bytes)",
+      "destination size",
+      "body checksum",
+      "stored body size",
+      "cast header",
+      "cast body size",
+      "cast frame dtype",
+      "quantize header field",
+      "quantize section",
+      "row map",
+      "row parameters",
+      "block width",
+      "escape index",
+      "padding code",
+      "trailing bytes",
+      "codec (give DecodeChunk::host_header to decode it on the GPU)",
       "body"};
   return f < sizeof kNames / sizeof kNames[0] ? kNames[f] : "unknown field";
 }
@@ -102,14 +128,15 @@ Status check_encode(const EncodeChunk& c) {
   if (c.src == nullptr && c.count > 0) return {Status::Code::kInvalidArgument, "gpu: src is null"};
   const std::size_t need = kFrameHeaderBytes + c.count * dtype_size(c.dtype);
   if (c.dst == nullptr || c.dst_capacity < need) {
-    return {Status::Code::kNoSpace, "gpu: dst holds " + std::to_string(c.dst_capacity) + " bytes, frames may need " +
-                                        std::to_string(need)};
+    return {Status::Code::kNoSpace, "gpu: dst holds " + std::to_string(c.dst_capacity) +
+                                        " bytes, frames may need " + std::to_string(need)};
   }
   switch (p.codec) {
     case CodecId::kStored: return Status::Ok();
     case CodecId::kCast:
       if (c.dtype != Dtype::kFloat32) {
-        return {Status::Code::kInvalidArgument, std::string("cast: input must be float32, got ") + dtype_name(c.dtype)};
+        return {Status::Code::kInvalidArgument,
+                std::string("cast: input must be float32, got ") + dtype_name(c.dtype)};
       }
       if (p.cast.to != Dtype::kBfloat16 && p.cast.to != Dtype::kFloat16) {
         return {Status::Code::kInvalidArgument, "cast: target must be bfloat16 or float16"};
@@ -117,23 +144,29 @@ Status check_encode(const EncodeChunk& c) {
       return Status::Ok();
     case CodecId::kQuantize: {
       const QuantizeParams& q = p.quantize;
-      if (!is_float(c.dtype)) return {Status::Code::kInvalidArgument, "quantize: input must be a float dtype"};
+      if (!is_float(c.dtype))
+        return {Status::Code::kInvalidArgument, "quantize: input must be a float dtype"};
       if (!(q.error_bound > 0 && q.error_bound < 1.8e308)) {
         return {Status::Code::kInvalidArgument, "quantize: error_bound must be finite and > 0"};
       }
-      if (static_cast<unsigned>(q.mode) > 2) return {Status::Code::kInvalidArgument, "quantize: unknown bound mode"};
+      if (static_cast<unsigned>(q.mode) > 2)
+        return {Status::Code::kInvalidArgument, "quantize: unknown bound mode"};
       if ((q.mode == BoundMode::kRelRow || q.dedupe_rows) && q.row_length == 0) {
-        return {Status::Code::kInvalidArgument, "quantize: rel-row mode and row dedupe need row_length > 0"};
+        return {Status::Code::kInvalidArgument,
+                "quantize: rel-row mode and row dedupe need row_length > 0"};
       }
-      if (c.count > 0xffffffffull) return {Status::Code::kInvalidArgument, "quantize: count exceeds 2^32-1 elements"};
+      if (c.count > 0xffffffffull)
+        return {Status::Code::kInvalidArgument, "quantize: count exceeds 2^32-1 elements"};
       return Status::Ok();
     }
     case CodecId::kThreshold:
-      if (!is_float(c.dtype)) return {Status::Code::kInvalidArgument, "threshold: input must be a float dtype"};
+      if (!is_float(c.dtype))
+        return {Status::Code::kInvalidArgument, "threshold: input must be a float dtype"};
       return Status::Ok();
     case CodecId::kLossless: return Status::Ok();
   }
-  return {Status::Code::kUnsupported, std::string("gpu: no GPU encoder for codec ") + codec_name(p.codec)};
+  return {Status::Code::kUnsupported,
+          std::string("gpu: no GPU encoder for codec ") + codec_name(p.codec)};
 }
 
 }  // namespace
@@ -149,7 +182,9 @@ bool device_available(std::string* why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
-    if (why) *why = e != cudaSuccess ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e) : "no CUDA device";
+    if (why)
+      *why = e != cudaSuccess ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
+                              : "no CUDA device";
     return false;
   }
   return true;
@@ -157,12 +192,13 @@ bool device_available(std::string* why) {
 
 Status result_status(const ChunkResult& r) {
   if (r.code == 0) return Status::Ok();
-  return {static_cast<Status::Code>(r.code), std::string("gpu frame: ") + field_name(r.field) + " at offset " +
-                                                 std::to_string(r.offset) + " is invalid (value " +
-                                                 std::to_string(r.value) + ")"};
+  return {static_cast<Status::Code>(r.code),
+          std::string("gpu frame: ") + field_name(r.field) + " at offset " +
+              std::to_string(r.offset) + " is invalid (value " + std::to_string(r.value) + ")"};
 }
 
-Status Codec::encode(std::span<const EncodeChunk> chunks, cudaStream_t stream, ChunkResult* results) {
+Status Codec::encode(std::span<const EncodeChunk> chunks, cudaStream_t stream,
+                     ChunkResult* results) {
   for (const EncodeChunk& c : chunks) {
     Status st = check_encode(c);
     if (!st.ok()) return st;
@@ -188,13 +224,16 @@ Status Codec::encode(std::span<const EncodeChunk> chunks, cudaStream_t stream, C
     }
     if (!st.ok()) return st;
   }
-  SQUEEZE_CUDA_TRY(cudaMemcpyAsync(results, res_dev, chunks.size() * sizeof(ChunkResult), cudaMemcpyDeviceToHost, stream));
+  SQUEEZE_CUDA_TRY(cudaMemcpyAsync(results, res_dev, chunks.size() * sizeof(ChunkResult),
+                                   cudaMemcpyDeviceToHost, stream));
   return Status::Ok();
 }
 
-Status Codec::decode(std::span<const DecodeChunk> chunks, cudaStream_t stream, ChunkResult* results) {
+Status Codec::decode(std::span<const DecodeChunk> chunks, cudaStream_t stream,
+                     ChunkResult* results) {
   if (impl_->crc_table == nullptr) impl_->crc_table = device_crc_table();
-  if (impl_->crc_table == nullptr) return {Status::Code::kUnsupported, "gpu: CRC table unavailable"};
+  if (impl_->crc_table == nullptr)
+    return {Status::Code::kUnsupported, "gpu: CRC table unavailable"};
   Scratch scratch(stream);
   DecodeState* states = nullptr;
   ChunkResult* res_dev = nullptr;
@@ -211,17 +250,22 @@ Status Codec::decode(std::span<const DecodeChunk> chunks, cudaStream_t stream, C
     FrameInfo info{};
     const bool host_ok =
         c.host_header != nullptr &&
-        peek_frame(std::span(static_cast<const uint8_t*>(c.host_header), kFrameHeaderBytes), &info).ok();
+        peek_frame(std::span(static_cast<const uint8_t*>(c.host_header), kFrameHeaderBytes), &info)
+            .ok();
     if (host_ok && info.frame_bytes != c.frame_bytes) {
-      return {Status::Code::kInvalidArgument, "gpu: host_header describes a " + std::to_string(info.frame_bytes) +
-                                                  "-byte frame, the chunk has " + std::to_string(c.frame_bytes)};
+      return {Status::Code::kInvalidArgument,
+              "gpu: host_header describes a " + std::to_string(info.frame_bytes) +
+                  "-byte frame, the chunk has " + std::to_string(c.frame_bytes)};
     }
-    parse_frame_kernel<<<1, 1, 0, stream>>>(frame, c.frame_bytes, c.dst_capacity, impl_->crc_table, host_ok, d);
-    const std::size_t max_body = c.frame_bytes > kFrameHeaderBytes ? c.frame_bytes - kFrameHeaderBytes : 0;
+    parse_frame_kernel<<<1, 1, 0, stream>>>(frame, c.frame_bytes, c.dst_capacity, impl_->crc_table,
+                                            host_ok, d);
+    const std::size_t max_body =
+        c.frame_bytes > kFrameHeaderBytes ? c.frame_bytes - kFrameHeaderBytes : 0;
     Status st = enqueue_body_crc(frame, &d->crc_len, max_body, &d->fs.body_crc, stream, &scratch);
     if (!st.ok()) return st;
     check_crc_kernel<<<1, 1, 0, stream>>>(frame, d);
-    st = enqueue_quantize_decode(c, d, stream, &scratch);  // validates first; writes only if all is well
+    st = enqueue_quantize_decode(c, d, stream,
+                                 &scratch);  // validates first; writes only if all is well
     if (!st.ok()) return st;
     st = enqueue_simple_decode(c, d, stream);
     if (!st.ok()) return st;
@@ -232,7 +276,8 @@ Status Codec::decode(std::span<const DecodeChunk> chunks, cudaStream_t stream, C
     decode_result_kernel<<<1, 1, 0, stream>>>(d, &res_dev[i]);
   }
   SQUEEZE_CUDA_TRY(cudaGetLastError());
-  SQUEEZE_CUDA_TRY(cudaMemcpyAsync(results, res_dev, chunks.size() * sizeof(ChunkResult), cudaMemcpyDeviceToHost, stream));
+  SQUEEZE_CUDA_TRY(cudaMemcpyAsync(results, res_dev, chunks.size() * sizeof(ChunkResult),
+                                   cudaMemcpyDeviceToHost, stream));
   return Status::Ok();
 }
 

@@ -35,17 +35,17 @@ bool device_available(std::string* why);
 
 struct EncodeChunk {
   Dtype dtype = Dtype::kBytes;
-  const void* src = nullptr;              // device memory, count elements of dtype
+  const void* src = nullptr;  // device memory, count elements of dtype
   uint64_t count = 0;
-  const CodecParams* params = nullptr;    // host memory; null means stored
-  void* dst = nullptr;                    // device memory for the frame
-  std::size_t dst_capacity = 0;           // at least max_frame_bytes() of the request
+  const CodecParams* params = nullptr;  // host memory; null means stored
+  void* dst = nullptr;                  // device memory for the frame
+  std::size_t dst_capacity = 0;         // at least max_frame_bytes() of the request
 };
 
 struct DecodeChunk {
-  const void* frame = nullptr;            // device memory
+  const void* frame = nullptr;  // device memory
   std::size_t frame_bytes = 0;
-  void* dst = nullptr;                    // device memory
+  void* dst = nullptr;  // device memory
   std::size_t dst_capacity = 0;
   // Optional: a host copy of the frame's first kFrameHeaderBytes (e.g. from the receive
   // staging). Needed for threshold and lossless frames; must describe this frame.
@@ -54,11 +54,11 @@ struct DecodeChunk {
 
 // Per-chunk outcome, written by the device. Valid once the stream has passed the call.
 struct ChunkResult {
-  uint64_t bytes = 0;    // encode: frame bytes; decode: bytes written
-  uint32_t code = 0;     // a Status::Code; 0 = ok
-  uint32_t field = 0;    // which check failed (a gpu::Field), for the message
-  uint64_t offset = 0;   // byte offset in the frame of the failing field
-  uint64_t value = 0;    // the offending value, where one applies
+  uint64_t bytes = 0;   // encode: frame bytes; decode: bytes written
+  uint32_t code = 0;    // a Status::Code; 0 = ok
+  uint32_t field = 0;   // which check failed (a gpu::Field), for the message
+  uint64_t offset = 0;  // byte offset in the frame of the failing field
+  uint64_t value = 0;   // the offending value, where one applies
 };
 
 // The failure a result describes, with a message naming the field and offset.

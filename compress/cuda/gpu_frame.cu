@@ -24,8 +24,8 @@ constexpr CrcTable make_table() {
 
 __device__ const CrcTable g_crc = make_table();
 
-__global__ void crc_chunks_kernel(const uint8_t* body, const uint64_t* body_bytes, std::size_t max_chunks,
-                                  uint32_t* chunk_crc) {
+__global__ void crc_chunks_kernel(const uint8_t* body, const uint64_t* body_bytes,
+                                  std::size_t max_chunks, uint32_t* chunk_crc) {
   __shared__ uint32_t table[256];
   for (unsigned i = threadIdx.x; i < 256; i += blockDim.x) table[i] = g_crc.t[i];
   __syncthreads();
@@ -38,7 +38,8 @@ __global__ void crc_chunks_kernel(const uint8_t* body, const uint64_t* body_byte
   chunk_crc[k] = ~crc_update(0xffffffffu, body + begin, static_cast<std::size_t>(len), table);
 }
 
-__global__ void crc_fold_kernel(const uint64_t* body_bytes, const uint32_t* chunk_crc, uint32_t* out) {
+__global__ void crc_fold_kernel(const uint64_t* body_bytes, const uint32_t* chunk_crc,
+                                uint32_t* out) {
   const uint64_t n = *body_bytes;
   const uint32_t full = crc32c_zeros_operator(kCrcChunk);
   uint32_t c = 0;  // CRC of nothing
@@ -50,8 +51,8 @@ __global__ void crc_fold_kernel(const uint64_t* body_bytes, const uint32_t* chun
   *out = c;
 }
 
-__global__ void header_kernel(uint8_t* dst, uint32_t dtype, uint64_t count, uint64_t original, bool checksum,
-                              FrameState* st, ChunkResult* result) {
+__global__ void header_kernel(uint8_t* dst, uint32_t dtype, uint64_t count, uint64_t original,
+                              bool checksum, FrameState* st, ChunkResult* result) {
   const uint64_t body = st->body_bytes;
   dput32(dst + 0, kFrameMagic);
   dst[4] = kFrameVersion;
@@ -77,11 +78,12 @@ const uint32_t* device_crc_table() {
   return cudaGetSymbolAddress(&p, g_crc) == cudaSuccess ? static_cast<const uint32_t*>(p) : nullptr;
 }
 
-Status enqueue_body_crc(const uint8_t* frame, const uint64_t* body_bytes_dev, std::size_t max_body, uint32_t* crc_dev,
-                        cudaStream_t s, Scratch* scratch) {
+Status enqueue_body_crc(const uint8_t* frame, const uint64_t* body_bytes_dev, std::size_t max_body,
+                        uint32_t* crc_dev, cudaStream_t s, Scratch* scratch) {
   const std::size_t chunks = (max_body + kCrcChunk - 1) / kCrcChunk;
   uint32_t* chunk_crc = nullptr;
-  if (!scratch->alloc(&chunk_crc, chunks)) return {Status::Code::kNoSpace, "gpu: out of device memory (crc)"};
+  if (!scratch->alloc(&chunk_crc, chunks))
+    return {Status::Code::kNoSpace, "gpu: out of device memory (crc)"};
   if (chunks > 0) {
     const unsigned threads = 128;
     crc_chunks_kernel<<<static_cast<unsigned>((chunks + threads - 1) / threads), threads, 0, s>>>(
@@ -92,14 +94,15 @@ Status enqueue_body_crc(const uint8_t* frame, const uint64_t* body_bytes_dev, st
   return Status::Ok();
 }
 
-Status enqueue_encode_finish(uint8_t* dst, Dtype dtype, uint64_t count, bool checksum, std::size_t max_body,
-                             FrameState* state, ChunkResult* result_dev, cudaStream_t s, Scratch* scratch) {
+Status enqueue_encode_finish(uint8_t* dst, Dtype dtype, uint64_t count, bool checksum,
+                             std::size_t max_body, FrameState* state, ChunkResult* result_dev,
+                             cudaStream_t s, Scratch* scratch) {
   if (checksum) {
     Status st = enqueue_body_crc(dst, &state->body_bytes, max_body, &state->body_crc, s, scratch);
     if (!st.ok()) return st;
   }
-  header_kernel<<<1, 1, 0, s>>>(dst, static_cast<uint32_t>(dtype), count, count * dtype_size(dtype), checksum, state,
-                                result_dev);
+  header_kernel<<<1, 1, 0, s>>>(dst, static_cast<uint32_t>(dtype), count, count * dtype_size(dtype),
+                                checksum, state, result_dev);
   SQUEEZE_CUDA_TRY(cudaGetLastError());
   return Status::Ok();
 }

@@ -24,25 +24,26 @@ struct DecodeState {
 };
 
 // Encoders: each enqueues its whole frame, ending with enqueue_encode_finish().
-Status enqueue_stored_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result, cudaStream_t s,
-                             Scratch* scratch);
-Status enqueue_cast_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result, cudaStream_t s,
-                           Scratch* scratch);
-Status enqueue_quantize_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result, cudaStream_t s,
-                               Scratch* scratch);
+Status enqueue_stored_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result,
+                             cudaStream_t s, Scratch* scratch);
+Status enqueue_cast_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result,
+                           cudaStream_t s, Scratch* scratch);
+Status enqueue_quantize_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result,
+                               cudaStream_t s, Scratch* scratch);
 
 // Threshold and lossless frames through the body twins of gpu_bodies.h.
-Status enqueue_body_codec_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result, cudaStream_t s,
-                                 Scratch* scratch);
+Status enqueue_body_codec_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result,
+                                 cudaStream_t s, Scratch* scratch);
 // Needs the header on the host (info, from DecodeChunk::host_header); writes dst only if the
 // device-side frame checks in *d and the body's own checks all pass.
-Status enqueue_body_codec_decode(const DecodeChunk& c, const FrameInfo& info, DecodeState* d, cudaStream_t s,
-                                 Scratch* scratch);
+Status enqueue_body_codec_decode(const DecodeChunk& c, const FrameInfo& info, DecodeState* d,
+                                 cudaStream_t s, Scratch* scratch);
 
 // Decoders: run after the frame header was parsed into *d; each does nothing unless the frame
 // is its codec and no check failed.
 Status enqueue_simple_decode(const DecodeChunk& c, const DecodeState* d, cudaStream_t s);
 // Validates the quantize body (adding failures to d->fs.err), then decodes it.
-Status enqueue_quantize_decode(const DecodeChunk& c, DecodeState* d, cudaStream_t s, Scratch* scratch);
+Status enqueue_quantize_decode(const DecodeChunk& c, DecodeState* d, cudaStream_t s,
+                               Scratch* scratch);
 
 }  // namespace squeeze::compress::gpu

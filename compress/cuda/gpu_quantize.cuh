@@ -37,7 +37,9 @@ __device__ inline uint32_t order_key(float f) {
   const uint32_t u = f32_bits(f);
   return (u & 0x80000000u) ? ~u : u | 0x80000000u;
 }
-__device__ inline float from_order_key(uint32_t k) { return f32_from_bits((k & 0x80000000u) ? k & 0x7fffffffu : ~k); }
+__device__ inline float from_order_key(uint32_t k) {
+  return f32_from_bits((k & 0x80000000u) ? k & 0x7fffffffu : ~k);
+}
 
 // The encoder's device-side plan of one body.
 struct EncLayout {
@@ -52,8 +54,9 @@ struct EncLayout {
 // Row dedupe on the device: fills lay->n_unique and lay->map_bits, first_of_id[id] (the row
 // where content `id` first appears) and map_words (the packed row map, zero-initialized
 // here), exactly as the CPU numbers rows (ids in order of first appearance).
-Status enqueue_row_dedupe(const uint8_t* src, uint64_t n_rows, std::size_t row_bytes, EncLayout* lay,
-                          uint32_t* first_of_id, uint32_t* map_words, cudaStream_t s, Scratch* scratch);
+Status enqueue_row_dedupe(const uint8_t* src, uint64_t n_rows, std::size_t row_bytes,
+                          EncLayout* lay, uint32_t* first_of_id, uint32_t* map_words,
+                          cudaStream_t s, Scratch* scratch);
 
 inline unsigned grid_for(uint64_t items, unsigned per_block) {
   const uint64_t g = (items + per_block - 1) / per_block;

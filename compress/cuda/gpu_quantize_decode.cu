@@ -58,7 +58,8 @@ __global__ void head_kernel(const uint8_t* frame, DecodeState* d) {
   if (q.mode > 2) return fail(0, kFieldQuantizeHeader, q.mode);
   if (b[1] & ~kQuantizeFlagDedupe) return fail(1, kFieldQuantizeHeader, b[1]);
   if (b[2] || b[3]) return fail(2, kFieldQuantizeHeader, b[2] | b[3] << 8);
-  const bool rel_row = q.mode == static_cast<uint32_t>(BoundMode::kRelRow), rows = q.dedupe || rel_row;
+  const bool rel_row = q.mode == static_cast<uint32_t>(BoundMode::kRelRow),
+             rows = q.dedupe || rel_row;
   if (rows && q.row_length == 0) return fail(4, kFieldQuantizeHeader, 0);
   if (!(isfinite(eb) && eb > 0)) return fail(8, kFieldQuantizeHeader, 0);
   if (!(isfinite(bound_abs) && bound_abs >= 0)) return fail(16, kFieldQuantizeHeader, 0);
@@ -68,7 +69,8 @@ __global__ void head_kernel(const uint8_t* frame, DecodeState* d) {
   q.tail = rows ? count % q.row_length : count;
   uint64_t off = kQuantizeHeaderBytes;
   if (q.dedupe) {
-    if (q.n_unique > q.n_full_rows || (q.n_unique == 0) != (q.n_full_rows == 0)) return fail(40, kFieldQuantizeHeader, q.n_unique);
+    if (q.n_unique > q.n_full_rows || (q.n_unique == 0) != (q.n_full_rows == 0))
+      return fail(40, kFieldQuantizeHeader, q.n_unique);
     q.map_bits = q.n_unique > 1 ? 32u - static_cast<unsigned>(__clz(q.n_unique - 1)) : 0u;
     q.n_stream = static_cast<uint64_t>(q.n_unique) * q.row_length + q.tail;
     q.off_map = off;
@@ -93,17 +95,20 @@ __global__ void head_kernel(const uint8_t* frame, DecodeState* d) {
   if (q.n_escapes > q.n_stream) return fail(36, kFieldQuantizeHeader, q.n_escapes);
 }
 
-__global__ void widths_kernel(const uint8_t* frame, DecodeState* d, uint64_t max_blocks, uint64_t* width_bytes) {
+__global__ void widths_kernel(const uint8_t* frame, DecodeState* d, uint64_t max_blocks,
+                              uint64_t* width_bytes) {
   const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (i >= max_blocks) return;
   width_bytes[i] = 0;
   if (!is_quantize_ok(d) || i >= d->q.n_blocks) return;
   const unsigned w = frame[kFrameHeaderBytes + d->q.off_widths + i];
-  if (w > kQuantizeMaxWidth) report(&d->fs.err, kFrameHeaderBytes + d->q.off_widths + i, kFieldWidth);
+  if (w > kQuantizeMaxWidth)
+    report(&d->fs.err, kFrameHeaderBytes + d->q.off_widths + i, kFieldWidth);
   width_bytes[i] = 8ull * w;
 }
 
-__global__ void tail_kernel(const uint8_t* frame, DecodeState* d, const uint64_t* offsets, const uint64_t* width_bytes) {
+__global__ void tail_kernel(const uint8_t* frame, DecodeState* d, const uint64_t* offsets,
+                            const uint64_t* width_bytes) {
   if (!is_quantize_ok(d)) return;
   QuantizeLayoutDev& q = d->q;
   const uint64_t es = dsize(d->dtype), size = d->body_bytes;
@@ -112,14 +117,16 @@ __global__ void tail_kernel(const uint8_t* frame, DecodeState* d, const uint64_t
   q.off_esc_val = q.off_esc_idx + 4ull * q.n_escapes;
   const uint64_t end = q.off_esc_val + es * q.n_escapes;
   if (q.off_esc_idx > size || end > size) {
-    report(&d->fs.err, kFrameHeaderBytes + (q.off_esc_idx > size ? q.off_payload : q.off_esc_idx), kFieldQuantizeSection);
+    report(&d->fs.err, kFrameHeaderBytes + (q.off_esc_idx > size ? q.off_payload : q.off_esc_idx),
+           kFieldQuantizeSection);
   } else if (end < size) {
     report(&d->fs.err, kFrameHeaderBytes + end, kFieldTrailing);
   }
 }
 
 // Escape order, row parameters, map entries, padding: independent checks in one launch.
-__global__ void checks_kernel(const uint8_t* frame, DecodeState* d, uint64_t max_items, uint32_t* map_value) {
+__global__ void checks_kernel(const uint8_t* frame, DecodeState* d, uint64_t max_items,
+                              uint32_t* map_value) {
   if (!is_quantize_ok(d)) return;
   const QuantizeLayoutDev& q = d->q;
   const uint8_t* b = frame + kFrameHeaderBytes;
@@ -133,11 +140,14 @@ __global__ void checks_kernel(const uint8_t* frame, DecodeState* d, uint64_t max
     }
   }
   for (uint64_t k = tid; k < q.n_param_rows && k < max_items; k += stride) {
-    const float o = f32_from_bits(dget32(b + q.off_params + 8 * k)), s = f32_from_bits(dget32(b + q.off_params + 8 * k + 4));
-    if (!isfinite(o) || !(isfinite(s) && s >= 0)) report(&d->fs.err, kFrameHeaderBytes + q.off_params + 8 * k, kFieldRowParams);
+    const float o = f32_from_bits(dget32(b + q.off_params + 8 * k)),
+                s = f32_from_bits(dget32(b + q.off_params + 8 * k + 4));
+    if (!isfinite(o) || !(isfinite(s) && s >= 0))
+      report(&d->fs.err, kFrameHeaderBytes + q.off_params + 8 * k, kFieldRowParams);
   }
   for (uint64_t r = tid; q.dedupe && r < q.n_full_rows && r < max_items; r += stride) {
-    map_value[r] = map_get(b + q.off_map, r, q.map_bits) + 1;  // + 1: the max-scan below starts at 0
+    map_value[r] =
+        map_get(b + q.off_map, r, q.map_bits) + 1;  // + 1: the max-scan below starts at 0
   }
   if (tid == 0 && q.dedupe) {  // padding bits of the map
     const uint64_t used = q.n_full_rows * q.map_bits;
@@ -145,7 +155,8 @@ __global__ void checks_kernel(const uint8_t* frame, DecodeState* d, uint64_t max
       report(&d->fs.err, kFrameHeaderBytes + q.off_map + used / 8, kFieldRowMap);
     }
   }
-  if (tid == 0 && q.n_stream % kQuantizeBlock && q.n_blocks) {  // codes past the end of the last block
+  if (tid == 0 && q.n_stream % kQuantizeBlock &&
+      q.n_blocks) {  // codes past the end of the last block
     const unsigned w = b[q.off_widths + q.n_blocks - 1];
     if (w > 0 && w <= kQuantizeMaxWidth) {
       const uint8_t* block = b + q.off_payload + q.payload_bytes - 8 * w;
@@ -164,17 +175,20 @@ struct MaxU32 {
 };
 
 // Map canonical order (each entry at most one past the largest before it) and first rows.
-__global__ void map_kernel(DecodeState* d, uint64_t max_items, const uint32_t* v, const uint32_t* vmax,
-                           uint32_t* first_of_id) {
+__global__ void map_kernel(DecodeState* d, uint64_t max_items, const uint32_t* v,
+                           const uint32_t* vmax, uint32_t* first_of_id) {
   if (!is_quantize_ok(d) || !d->q.dedupe) return;
   const QuantizeLayoutDev& q = d->q;
   const uint64_t r = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (r >= q.n_full_rows || r >= max_items) return;
   const uint32_t before = r ? vmax[r - 1] : 0;  // max id before r, plus one
   const uint32_t m = v[r] - 1;
-  if (m > before) report(&d->fs.err, kFrameHeaderBytes + q.off_map + r * q.map_bits / 8, kFieldRowMap);
-  else if (m == before && m < q.n_unique) first_of_id[m] = static_cast<uint32_t>(r);
-  if (r == q.n_full_rows - 1 && vmax[r] != q.n_unique) report(&d->fs.err, kFrameHeaderBytes + 40, kFieldRowMap);
+  if (m > before)
+    report(&d->fs.err, kFrameHeaderBytes + q.off_map + r * q.map_bits / 8, kFieldRowMap);
+  else if (m == before && m < q.n_unique)
+    first_of_id[m] = static_cast<uint32_t>(r);
+  if (r == q.n_full_rows - 1 && vmax[r] != q.n_unique)
+    report(&d->fs.err, kFrameHeaderBytes + 40, kFieldRowMap);
 }
 
 template <Dtype D>
@@ -212,35 +226,38 @@ __global__ void decode_kernel(const uint8_t* frame, const DecodeState* d, const 
       step = f32_from_bits(dget32(body + q.off_params + 8 * k + 4));
     }
     const auto f = static_cast<float>(qmath::reconstruct(off, step, code));
-    const uint64_t e = stream_element(p, q.dedupe, q.row_length, q.n_unique, q.n_full_rows, first_of_id);
+    const uint64_t e =
+        stream_element(p, q.dedupe, q.row_length, q.n_unique, q.n_full_rows, first_of_id);
     store<D>(dst + e * dsize(D), f);
   }
 }
 
-__global__ void escapes_kernel(const uint8_t* frame, const DecodeState* d, const uint32_t* first_of_id,
-                               uint64_t max_items, uint8_t* dst) {
+__global__ void escapes_kernel(const uint8_t* frame, const DecodeState* d,
+                               const uint32_t* first_of_id, uint64_t max_items, uint8_t* dst) {
   if (!is_quantize_ok(d)) return;
   const QuantizeLayoutDev& q = d->q;
   const uint8_t* body = frame + kFrameHeaderBytes;
   const uint64_t es = dsize(d->dtype);
-  for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < q.n_escapes && k < max_items;
-       k += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+  for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+       k < q.n_escapes && k < max_items; k += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const uint64_t p = dget32(body + q.off_esc_idx + 4 * k);
-    const uint64_t e = stream_element(p, q.dedupe, q.row_length, q.n_unique, q.n_full_rows, first_of_id);
+    const uint64_t e =
+        stream_element(p, q.dedupe, q.row_length, q.n_unique, q.n_full_rows, first_of_id);
     for (uint64_t c = 0; c < es; ++c) dst[e * es + c] = body[q.off_esc_val + es * k + c];
   }
 }
 
-__global__ void repeat_rows_kernel(const uint8_t* frame, const DecodeState* d, const uint32_t* first_of_id,
-                                   uint64_t max_bytes, uint8_t* dst) {
+__global__ void repeat_rows_kernel(const uint8_t* frame, const DecodeState* d,
+                                   const uint32_t* first_of_id, uint64_t max_bytes, uint8_t* dst) {
   if (!is_quantize_ok(d) || !d->q.dedupe) return;
   const QuantizeLayoutDev& q = d->q;
   const uint64_t row_bytes = q.row_length * dsize(d->dtype);
   const uint64_t total = q.n_full_rows * row_bytes;
-  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < total && i < max_bytes;
-       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+       i < total && i < max_bytes; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const uint64_t r = i / row_bytes;
-    const uint32_t src_row = first_of_id[map_get(frame + kFrameHeaderBytes + q.off_map, r, q.map_bits)];
+    const uint32_t src_row =
+        first_of_id[map_get(frame + kFrameHeaderBytes + q.off_map, r, q.map_bits)];
     if (src_row != r) dst[i] = dst[src_row * row_bytes + (i - r * row_bytes)];
   }
 }
@@ -255,18 +272,21 @@ unsigned capped(uint64_t items) {
 Status enqueue_quantize_decode(const DecodeChunk& c, DecodeState* d, cudaStream_t s, Scratch* sc) {
   const auto* frame = static_cast<const uint8_t*>(c.frame);
   auto* dst = static_cast<uint8_t*>(c.dst);
-  const uint64_t max_items = c.dst_capacity / 2 + 1;  // elements (and rows, escapes) of any float dtype
+  const uint64_t max_items =
+      c.dst_capacity / 2 + 1;  // elements (and rows, escapes) of any float dtype
   const uint64_t max_blocks = (max_items + kQuantizeBlock - 1) / kQuantizeBlock;
   const Status oom{Status::Code::kNoSpace, "gpu: out of device memory (quantize decode)"};
   uint64_t *width_bytes = nullptr, *offsets = nullptr;
   uint32_t *v = nullptr, *vmax = nullptr, *first_of_id = nullptr;
   uint8_t* temp = nullptr;
-  if (!sc->alloc(&width_bytes, max_blocks) || !sc->alloc(&offsets, max_blocks) || !sc->alloc(&v, max_items) ||
-      !sc->alloc(&vmax, max_items) || !sc->alloc(&first_of_id, max_items)) {
+  if (!sc->alloc(&width_bytes, max_blocks) || !sc->alloc(&offsets, max_blocks) ||
+      !sc->alloc(&v, max_items) || !sc->alloc(&vmax, max_items) ||
+      !sc->alloc(&first_of_id, max_items)) {
     return oom;
   }
   head_kernel<<<1, 1, 0, s>>>(frame, d);
-  widths_kernel<<<grid_for(max_blocks, kThreads), kThreads, 0, s>>>(frame, d, max_blocks, width_bytes);
+  widths_kernel<<<grid_for(max_blocks, kThreads), kThreads, 0, s>>>(frame, d, max_blocks,
+                                                                    width_bytes);
   std::size_t t1 = 0, t2 = 0;
   SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t1, width_bytes, offsets, max_blocks, s));
   SQUEEZE_CUDA_TRY(cub::DeviceScan::InclusiveScan(nullptr, t2, v, vmax, MaxU32{}, max_items, s));
@@ -277,11 +297,15 @@ Status enqueue_quantize_decode(const DecodeChunk& c, DecodeState* d, cudaStream_
   checks_kernel<<<capped(max_items), kThreads, 0, s>>>(frame, d, max_items, v);
   SQUEEZE_CUDA_TRY(cub::DeviceScan::InclusiveScan(temp, t2, v, vmax, MaxU32{}, max_items, s));
   map_kernel<<<grid_for(max_items, kThreads), kThreads, 0, s>>>(d, max_items, v, vmax, first_of_id);
-  decode_kernel<Dtype::kFloat32><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(frame, d, offsets, first_of_id, max_blocks, dst);
-  decode_kernel<Dtype::kBfloat16><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(frame, d, offsets, first_of_id, max_blocks, dst);
-  decode_kernel<Dtype::kFloat16><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(frame, d, offsets, first_of_id, max_blocks, dst);
+  decode_kernel<Dtype::kFloat32><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(
+      frame, d, offsets, first_of_id, max_blocks, dst);
+  decode_kernel<Dtype::kBfloat16><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(
+      frame, d, offsets, first_of_id, max_blocks, dst);
+  decode_kernel<Dtype::kFloat16><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(
+      frame, d, offsets, first_of_id, max_blocks, dst);
   escapes_kernel<<<capped(max_items), kThreads, 0, s>>>(frame, d, first_of_id, max_items, dst);
-  repeat_rows_kernel<<<capped(c.dst_capacity), kThreads, 0, s>>>(frame, d, first_of_id, c.dst_capacity, dst);
+  repeat_rows_kernel<<<capped(c.dst_capacity), kThreads, 0, s>>>(frame, d, first_of_id,
+                                                                 c.dst_capacity, dst);
   SQUEEZE_CUDA_TRY(cudaGetLastError());
   return Status::Ok();
 }

@@ -31,7 +31,8 @@ __global__ void init_kernel(EncLayout* lay, Job j) {
 __global__ void plan_kernel(EncLayout* lay, Job j) {  // section offsets before the payload
   lay->n_stream = j.dedupe ? lay->n_unique * j.L + j.tail : j.count;
   lay->n_blocks = (lay->n_stream + kQuantizeBlock - 1) / kQuantizeBlock;
-  lay->n_param_rows = j.rel_row ? (j.dedupe ? lay->n_unique : j.n_full_rows) + (j.tail > 0 ? 1 : 0) : 0;
+  lay->n_param_rows =
+      j.rel_row ? (j.dedupe ? lay->n_unique : j.n_full_rows) + (j.tail > 0 ? 1 : 0) : 0;
   lay->map_bytes = j.dedupe ? (j.n_full_rows * lay->map_bits + 7) / 8 : 0;
   lay->off_params = kQuantizeHeaderBytes + lay->map_bytes;
   lay->off_widths = lay->off_params + 8 * lay->n_param_rows;
@@ -50,7 +51,8 @@ __global__ void range_kernel(EncLayout* lay, Job j, const uint32_t* first_of_id)
   const uint64_t n = lay->n_stream;
   for (uint64_t p = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; p < n;
        p += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    const float x = load_elem<D>(j.src, stream_element(p, j.dedupe, j.L, lay->n_unique, j.n_full_rows, first_of_id));
+    const float x = load_elem<D>(
+        j.src, stream_element(p, j.dedupe, j.L, lay->n_unique, j.n_full_rows, first_of_id));
     if (!isfinite(x)) continue;
     const uint32_t k = order_key(x);
     mn = k < mn ? k : mn;
@@ -76,22 +78,24 @@ __global__ void message_params_kernel(EncLayout* lay, Job j) {
   float mn, mx;
   keys_to_range(lay->mn_key, lay->mx_key, &mn, &mx);
   const double range = mn <= mx ? static_cast<double>(mx) - static_cast<double>(mn) : 0.0;
-  const double eb = j.mode == static_cast<uint32_t>(BoundMode::kAbs) ? j.error_bound : j.error_bound * range;
+  const double eb =
+      j.mode == static_cast<uint32_t>(BoundMode::kAbs) ? j.error_bound : j.error_bound * range;
   lay->msg = qmath::choose<D>(mn, mx, eb, false);
   lay->bound_abs = lay->msg.bound;
 }
 
 // One warp per parameter row (rel-row mode).
 template <Dtype D>
-__global__ void row_params_kernel(EncLayout* lay, Job j, const uint32_t* first_of_id, qmath::Params* rowp,
-                                  uint8_t* rowp_bytes) {
+__global__ void row_params_kernel(EncLayout* lay, Job j, const uint32_t* first_of_id,
+                                  qmath::Params* rowp, uint8_t* rowp_bytes) {
   const uint64_t k = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
   const unsigned lane = threadIdx.x % 32;
   if (k >= lay->n_param_rows) return;
   const uint64_t begin = k * j.L, end = begin + j.L < lay->n_stream ? begin + j.L : lay->n_stream;
   uint32_t mn = 0xffffffffu, mx = 0;
   for (uint64_t p = begin + lane; p < end; p += 32) {
-    const float x = load_elem<D>(j.src, stream_element(p, j.dedupe, j.L, lay->n_unique, j.n_full_rows, first_of_id));
+    const float x = load_elem<D>(
+        j.src, stream_element(p, j.dedupe, j.L, lay->n_unique, j.n_full_rows, first_of_id));
     if (!isfinite(x)) continue;
     const uint32_t key = order_key(x);
     mn = key < mn ? key : mn;
@@ -114,9 +118,9 @@ __global__ void row_params_kernel(EncLayout* lay, Job j, const uint32_t* first_o
 
 // One warp per block of 64 codes: zigzagged codes, escape flags and the block's width.
 template <Dtype D>
-__global__ void codes_kernel(const EncLayout* lay, Job j, const uint32_t* first_of_id, const qmath::Params* rowp,
-                             uint64_t max_blocks, uint32_t* zz, uint32_t* flags, uint64_t* width_bytes,
-                             uint8_t* widths) {
+__global__ void codes_kernel(const EncLayout* lay, Job j, const uint32_t* first_of_id,
+                             const qmath::Params* rowp, uint64_t max_blocks, uint32_t* zz,
+                             uint32_t* flags, uint64_t* width_bytes, uint8_t* widths) {
   const uint64_t b = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
   const unsigned lane = threadIdx.x % 32;
   if (b >= max_blocks) return;
@@ -127,7 +131,8 @@ __global__ void codes_kernel(const EncLayout* lay, Job j, const uint32_t* first_
     uint32_t z = 0, bad = 0;
     if (p < n) {
       const qmath::Params& prm = j.rel_row ? rowp[p / j.L] : lay->msg;
-      const float x = load_elem<D>(j.src, stream_element(p, j.dedupe, j.L, lay->n_unique, j.n_full_rows, first_of_id));
+      const float x = load_elem<D>(
+          j.src, stream_element(p, j.dedupe, j.L, lay->n_unique, j.n_full_rows, first_of_id));
       bool good;
       const int32_t c = qmath::quantize_one<D>(x, prm, &good);
       z = (static_cast<uint32_t>(c) << 1) ^ static_cast<uint32_t>(c >> 31);
@@ -145,8 +150,9 @@ __global__ void codes_kernel(const EncLayout* lay, Job j, const uint32_t* first_
   }
 }
 
-__global__ void sizes_kernel(EncLayout* lay, Job j, const uint64_t* offsets, const uint64_t* width_bytes,
-                             const uint64_t* esc_pos, const uint32_t* flags, FrameState* st) {
+__global__ void sizes_kernel(EncLayout* lay, Job j, const uint64_t* offsets,
+                             const uint64_t* width_bytes, const uint64_t* esc_pos,
+                             const uint32_t* flags, FrameState* st) {
   const uint64_t nb = lay->n_blocks, n = lay->n_stream;
   lay->payload = nb ? offsets[nb - 1] + width_bytes[nb - 1] : 0;
   lay->n_esc = n ? esc_pos[n - 1] + flags[n - 1] : 0;
@@ -173,8 +179,9 @@ __global__ void sizes_kernel(EncLayout* lay, Job j, const uint64_t* offsets, con
 }
 
 // Everything but the payload: map, row parameters, widths, escapes; or the stored copy.
-__global__ void sections_kernel(const EncLayout* lay, Job j, const uint32_t* first_of_id, const uint32_t* map_words,
-                                const uint8_t* rowp_bytes, const uint8_t* widths, const uint32_t* flags,
+__global__ void sections_kernel(const EncLayout* lay, Job j, const uint32_t* first_of_id,
+                                const uint32_t* map_words, const uint8_t* rowp_bytes,
+                                const uint8_t* widths, const uint32_t* flags,
                                 const uint64_t* esc_pos) {
   const uint64_t tid = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
@@ -186,7 +193,8 @@ __global__ void sections_kernel(const EncLayout* lay, Job j, const uint32_t* fir
   for (uint64_t i = tid; i < lay->map_bytes; i += stride) {
     b[kQuantizeHeaderBytes + i] = static_cast<uint8_t>(map_words[i / 4] >> (8 * (i % 4)));
   }
-  for (uint64_t i = tid; i < 8 * lay->n_param_rows; i += stride) b[lay->off_params + i] = rowp_bytes[i];
+  for (uint64_t i = tid; i < 8 * lay->n_param_rows; i += stride)
+    b[lay->off_params + i] = rowp_bytes[i];
   for (uint64_t i = tid; i < lay->n_blocks; i += stride) b[lay->off_widths + i] = widths[i];
   for (uint64_t p = tid; p < lay->n_stream; p += stride) {
     if (!flags[p]) continue;
@@ -213,13 +221,15 @@ __global__ void pack_kernel(const EncLayout* lay, Job j, const uint32_t* zz, con
   uint64_t word = 0;
   for (int64_t e = lo / w; e <= (lo + 63) / w && e < kQuantizeBlock; ++e) {
     const int64_t pos = e * w - lo;
-    word |= pos >= 0 ? static_cast<uint64_t>(codes[warp][e]) << pos : static_cast<uint64_t>(codes[warp][e]) >> -pos;
+    word |= pos >= 0 ? static_cast<uint64_t>(codes[warp][e]) << pos
+                     : static_cast<uint64_t>(codes[warp][e]) >> -pos;
   }
   dput64(j.body + lay->off_payload + offsets[b] + 8 * lane, word);
 }
 
 template <Dtype D>
-Status enqueue_typed(const EncodeChunk& c, FrameState* state, ChunkResult* result, cudaStream_t s, Scratch* sc) {
+Status enqueue_typed(const EncodeChunk& c, FrameState* state, ChunkResult* result, cudaStream_t s,
+                     Scratch* sc) {
   const QuantizeParams& qp = c.params->quantize;
   Job j{};
   j.src = static_cast<const uint8_t*>(c.src);
@@ -243,28 +253,31 @@ Status enqueue_typed(const EncodeChunk& c, FrameState* state, ChunkResult* resul
   qmath::Params* rowp = nullptr;
   uint8_t *rowp_bytes = nullptr, *widths = nullptr, *temp = nullptr;
   uint64_t *width_bytes = nullptr, *offsets = nullptr, *esc_pos = nullptr;
-  if (!sc->alloc(&lay, 1) || !sc->alloc(&first_of_id, j.n_full_rows) || !sc->alloc(&map_words, j.n_full_rows + 2) ||
-      !sc->alloc(&rowp, max_param_rows) || !sc->alloc(&rowp_bytes, 8 * max_param_rows) ||
-      !sc->alloc(&zz, max_blocks * kQuantizeBlock) || !sc->alloc(&flags, c.count) || !sc->alloc(&widths, max_blocks) ||
-      !sc->alloc(&width_bytes, max_blocks) || !sc->alloc(&offsets, max_blocks) || !sc->alloc(&esc_pos, c.count)) {
+  if (!sc->alloc(&lay, 1) || !sc->alloc(&first_of_id, j.n_full_rows) ||
+      !sc->alloc(&map_words, j.n_full_rows + 2) || !sc->alloc(&rowp, max_param_rows) ||
+      !sc->alloc(&rowp_bytes, 8 * max_param_rows) || !sc->alloc(&zz, max_blocks * kQuantizeBlock) ||
+      !sc->alloc(&flags, c.count) || !sc->alloc(&widths, max_blocks) ||
+      !sc->alloc(&width_bytes, max_blocks) || !sc->alloc(&offsets, max_blocks) ||
+      !sc->alloc(&esc_pos, c.count)) {
     return oom;
   }
   init_kernel<<<1, 1, 0, s>>>(lay, j);
   if (j.dedupe) {
-    Status st = enqueue_row_dedupe(j.src, j.n_full_rows, j.L * j.es, lay, first_of_id, map_words, s, sc);
+    Status st =
+        enqueue_row_dedupe(j.src, j.n_full_rows, j.L * j.es, lay, first_of_id, map_words, s, sc);
     if (!st.ok()) return st;
   }
   plan_kernel<<<1, 1, 0, s>>>(lay, j);
   if (j.rel_row) {
-    row_params_kernel<D><<<grid_for(max_param_rows * 32, kThreads), kThreads, 0, s>>>(lay, j, first_of_id, rowp,
-                                                                                      rowp_bytes);
+    row_params_kernel<D><<<grid_for(max_param_rows * 32, kThreads), kThreads, 0, s>>>(
+        lay, j, first_of_id, rowp, rowp_bytes);
   } else {
-    range_kernel<D><<<grid_for(c.count, kThreads) < 4096 ? grid_for(c.count, kThreads) : 4096, kThreads, 0, s>>>(
-        lay, j, first_of_id);
+    range_kernel<D><<<grid_for(c.count, kThreads) < 4096 ? grid_for(c.count, kThreads) : 4096,
+                      kThreads, 0, s>>>(lay, j, first_of_id);
     message_params_kernel<D><<<1, 1, 0, s>>>(lay, j);
   }
-  codes_kernel<D><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(lay, j, first_of_id, rowp, max_blocks, zz,
-                                                                           flags, width_bytes, widths);
+  codes_kernel<D><<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(
+      lay, j, first_of_id, rowp, max_blocks, zz, flags, width_bytes, widths);
   std::size_t t1 = 0, t2 = 0;
   SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t1, width_bytes, offsets, max_blocks, s));
   SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t2, flags, esc_pos, c.count, s));
@@ -272,18 +285,19 @@ Status enqueue_typed(const EncodeChunk& c, FrameState* state, ChunkResult* resul
   SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, t1, width_bytes, offsets, max_blocks, s));
   SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, t2, flags, esc_pos, c.count, s));
   sizes_kernel<<<1, 1, 0, s>>>(lay, j, offsets, width_bytes, esc_pos, flags, state);
-  sections_kernel<<<grid_for(c.count, kThreads) < 8192 ? grid_for(c.count, kThreads) : 8192, kThreads, 0, s>>>(
-      lay, j, first_of_id, map_words, rowp_bytes, widths, flags, esc_pos);
+  sections_kernel<<<grid_for(c.count, kThreads) < 8192 ? grid_for(c.count, kThreads) : 8192,
+                    kThreads, 0, s>>>(lay, j, first_of_id, map_words, rowp_bytes, widths, flags,
+                                      esc_pos);
   pack_kernel<<<grid_for(max_blocks * 32, kThreads), kThreads, 0, s>>>(lay, j, zz, widths, offsets);
   SQUEEZE_CUDA_TRY(cudaGetLastError());
-  return enqueue_encode_finish(static_cast<uint8_t*>(c.dst), D, c.count, c.params->checksum, j.original, state,
-                               result, s, sc);
+  return enqueue_encode_finish(static_cast<uint8_t*>(c.dst), D, c.count, c.params->checksum,
+                               j.original, state, result, s, sc);
 }
 
 }  // namespace
 
-Status enqueue_quantize_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result, cudaStream_t s,
-                               Scratch* scratch) {
+Status enqueue_quantize_encode(const EncodeChunk& c, FrameState* state, ChunkResult* result,
+                               cudaStream_t s, Scratch* scratch) {
   if (c.count == 0) return enqueue_stored_encode(c, state, result, s, scratch);
   switch (c.dtype) {
     case Dtype::kFloat32: return enqueue_typed<Dtype::kFloat32>(c, state, result, s, scratch);

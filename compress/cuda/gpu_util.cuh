@@ -18,14 +18,14 @@ namespace squeeze::compress::gpu {
 // Why a chunk failed (ChunkResult::field); result_status() turns these into messages.
 enum Field : uint32_t {
   kFieldNone = 0,
-  kFieldFrameSize,       // fewer than 40 bytes
+  kFieldFrameSize,  // fewer than 40 bytes
   kFieldMagic,
   kFieldVersion,
   kFieldHeaderCrc,
   kFieldCodec,
   kFieldDtype,
   kFieldFlags,
-  kFieldBodyCrcUnset,    // checksum flag clear, field non-zero
+  kFieldBodyCrcUnset,  // checksum flag clear, field non-zero
   kFieldOriginalBytes,
   kFieldBodyTruncated,
   kFieldBodyTrailing,
@@ -35,8 +35,8 @@ enum Field : uint32_t {
   kFieldCastHeader,
   kFieldCastSize,
   kFieldCastDtype,
-  kFieldQuantizeHeader,  // a field of the quantize header (offset says which)
-  kFieldQuantizeSection, // a section runs past the body
+  kFieldQuantizeHeader,   // a field of the quantize header (offset says which)
+  kFieldQuantizeSection,  // a section runs past the body
   kFieldRowMap,
   kFieldRowParams,
   kFieldWidth,
@@ -44,16 +44,17 @@ enum Field : uint32_t {
   kFieldPadding,
   kFieldTrailing,
   kFieldUnsupportedCodec,
-  kFieldBody,            // a threshold/lossless body check (err_value holds its Status::Code)
+  kFieldBody,  // a threshold/lossless body check (err_value holds its Status::Code)
 };
 
-#define SQUEEZE_CUDA_TRY(expr)                                                                      \
-  do {                                                                                              \
-    const cudaError_t e_ = (expr);                                                                  \
-    if (e_ != cudaSuccess) {                                                                        \
-      return ::squeeze::compress::Status(::squeeze::compress::Status::Code::kInvalidArgument,       \
-                                         std::string("gpu: ") + #expr + ": " + cudaGetErrorString(e_)); \
-    }                                                                                               \
+#define SQUEEZE_CUDA_TRY(expr)                                           \
+  do {                                                                   \
+    const cudaError_t e_ = (expr);                                       \
+    if (e_ != cudaSuccess) {                                             \
+      return ::squeeze::compress::Status(                                \
+          ::squeeze::compress::Status::Code::kInvalidArgument,           \
+          std::string("gpu: ") + #expr + ": " + cudaGetErrorString(e_)); \
+    }                                                                    \
   } while (0)
 
 // Stream-ordered device allocations for one call, released (stream-ordered) on destruction.
@@ -89,8 +90,12 @@ class Scratch {
 };
 
 // dtype_size() for device code (codec.h's is a host function).
-__host__ __device__ inline uint64_t dsize(uint32_t dtype) { return dtype == 1 ? 4 : (dtype == 2 || dtype == 3) ? 2 : dtype == 0 ? 1 : 0; }
-__host__ __device__ inline uint64_t dsize(Dtype dtype) { return dsize(static_cast<uint32_t>(dtype)); }
+__host__ __device__ inline uint64_t dsize(uint32_t dtype) {
+  return dtype == 1 ? 4 : (dtype == 2 || dtype == 3) ? 2 : dtype == 0 ? 1 : 0;
+}
+__host__ __device__ inline uint64_t dsize(Dtype dtype) {
+  return dsize(static_cast<uint32_t>(dtype));
+}
 
 __device__ inline void dput32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
@@ -99,15 +104,16 @@ __device__ inline void dput64(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 __device__ inline uint32_t dget32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
-         static_cast<uint32_t>(p[3]) << 24;
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 __device__ inline uint64_t dget64(const uint8_t* p) {
   return static_cast<uint64_t>(dget32(p)) | static_cast<uint64_t>(dget32(p + 4)) << 32;
 }
 
 // Bytewise CRC32C update (raw register, no conditioning), table in shared or global memory.
-__device__ inline uint32_t crc_update(uint32_t c, const uint8_t* p, std::size_t n, const uint32_t* table) {
+__device__ inline uint32_t crc_update(uint32_t c, const uint8_t* p, std::size_t n,
+                                      const uint32_t* table) {
   for (std::size_t i = 0; i < n; ++i) c = (c >> 8) ^ table[(c ^ p[i]) & 0xffu];
   return c;
 }
@@ -121,21 +127,22 @@ inline constexpr unsigned long long kNoError = ~0ull;
 
 // Per-chunk state shared by the encode/decode pipelines' last steps.
 struct FrameState {
-  unsigned long long err;   // kNoError, or (offset << 8) | field
+  unsigned long long err;  // kNoError, or (offset << 8) | field
   uint64_t err_value;
-  uint64_t body_bytes;      // encode: final body size
-  uint32_t codec;           // encode: codec actually written
+  uint64_t body_bytes;  // encode: final body size
+  uint32_t codec;       // encode: codec actually written
   uint32_t body_crc;
 };
 
 // Enqueues: the body CRC (when checksum) over dst[40, 40 + state->body_bytes), then the
 // frame header with both CRCs, then the result. Used by every encoder.
-Status enqueue_encode_finish(uint8_t* dst, Dtype dtype, uint64_t count, bool checksum, std::size_t max_body,
-                             FrameState* state, ChunkResult* result_dev, cudaStream_t s, Scratch* scratch);
+Status enqueue_encode_finish(uint8_t* dst, Dtype dtype, uint64_t count, bool checksum,
+                             std::size_t max_body, FrameState* state, ChunkResult* result_dev,
+                             cudaStream_t s, Scratch* scratch);
 
 // Enqueues the body CRC of frame[40, 40 + *body_bytes_dev) into *crc_dev; max_body bounds it.
-Status enqueue_body_crc(const uint8_t* frame, const uint64_t* body_bytes_dev, std::size_t max_body, uint32_t* crc_dev,
-                        cudaStream_t s, Scratch* scratch);
+Status enqueue_body_crc(const uint8_t* frame, const uint64_t* body_bytes_dev, std::size_t max_body,
+                        uint32_t* crc_dev, cudaStream_t s, Scratch* scratch);
 
 // The CRC table in device memory (built once per process).
 const uint32_t* device_crc_table();

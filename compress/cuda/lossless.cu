@@ -33,12 +33,14 @@ struct EncShared {
 };
 
 __global__ void __launch_bounds__(kThreads)
-    encode_blocks_kernel(const uint8_t* src, uint64_t bytes, uint32_t w, uint8_t* stage, uint32_t* sizes) {
+    encode_blocks_kernel(const uint8_t* src, uint64_t bytes, uint32_t w, uint8_t* stage,
+                         uint32_t* sizes) {
   __shared__ EncShared sh;
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
   const uint64_t b = blockIdx.x;
-  const uint32_t len = static_cast<uint32_t>(bytes - b * kBlock < kBlock ? bytes - b * kBlock : kBlock);
+  const uint32_t len =
+      static_cast<uint32_t>(bytes - b * kBlock < kBlock ? bytes - b * kBlock : kBlock);
   const uint8_t* in = src + b * kBlock;
   uint8_t* out = stage + b * kBlock;
   const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
@@ -77,8 +79,10 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   __syncthreads();
-  const int64_t gain_elem = static_cast<int64_t>(8ull * w * (elems - nonzero_elems)) - static_cast<int64_t>(elems);
-  const int64_t gain_group = static_cast<int64_t>(8ull * sh.zero_group_bytes) - static_cast<int64_t>(groups16);
+  const int64_t gain_elem =
+      static_cast<int64_t>(8ull * w * (elems - nonzero_elems)) - static_cast<int64_t>(elems);
+  const int64_t gain_group =
+      static_cast<int64_t>(8ull * sh.zero_group_bytes) - static_cast<int64_t>(groups16);
   const bool by_element = gain_elem > gain_group;
   const uint32_t ge = by_element ? 1 : per_group;
   const uint32_t groups = by_element ? elems : groups16;
@@ -87,7 +91,8 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t l0_bytes = (groups + 7) / 8, l1_bytes = (l0_bytes + 7) / 8;
   for (uint32_t j = t; j < l0_bytes; j += kThreads) {
     uint32_t byte = 0;
-    for (uint32_t i = 0; i < 8 && 8 * j + i < groups; ++i) byte |= static_cast<uint32_t>(bit[8 * j + i]) << i;
+    for (uint32_t i = 0; i < 8 && 8 * j + i < groups; ++i)
+      byte |= static_cast<uint32_t>(bit[8 * j + i]) << i;
     sh.l0[j] = static_cast<uint8_t>(byte);
   }
   __syncthreads();
@@ -142,7 +147,8 @@ __global__ void __launch_bounds__(kThreads)
       hi = v[i] > hi ? v[i] : hi;
     }
     for (int o = 16; o > 0; o >>= 1) {
-      const uint32_t a = __shfl_xor_sync(0xffffffffu, lo, o), c = __shfl_xor_sync(0xffffffffu, hi, o);
+      const uint32_t a = __shfl_xor_sync(0xffffffffu, lo, o),
+                     c = __shfl_xor_sync(0xffffffffu, hi, o);
       lo = a < lo ? a : lo;
       hi = c > hi ? c : hi;
     }
@@ -204,7 +210,8 @@ struct PlaceJob {
   uint32_t w;
 };
 
-__global__ void place_kernel(PlaceJob j, const uint32_t* sizes, const uint64_t* offsets, BodyResult* result) {
+__global__ void place_kernel(PlaceJob j, const uint32_t* sizes, const uint64_t* offsets,
+                             BodyResult* result) {
   const uint64_t b = blockIdx.x;
   const uint64_t len = j.bytes - b * kBlock < kBlock ? j.bytes - b * kBlock : kBlock;
   const uint32_t size = sizes[b];
@@ -239,14 +246,18 @@ __global__ void empty_body_kernel(uint8_t* body, uint32_t w, BodyResult* result)
 }  // namespace
 
 Status enqueue_lossless_body_encode(Dtype dtype, const void* src, uint64_t count, void* dst,
-                                    std::size_t dst_capacity, BodyResult* result, cudaStream_t stream) {
+                                    std::size_t dst_capacity, BodyResult* result,
+                                    cudaStream_t stream) {
   const std::size_t w = dtype_size(dtype);
   if (w == 0) return {Status::Code::kInvalidArgument, "gpu lossless: unknown dtype"};
-  if (count > (~0ull >> 4) / w) return {Status::Code::kInvalidArgument, "gpu lossless: count too large"};
+  if (count > (~0ull >> 4) / w)
+    return {Status::Code::kInvalidArgument, "gpu lossless: count too large"};
   const uint64_t bytes = count * w;
-  if (bytes > 0 && src == nullptr) return {Status::Code::kInvalidArgument, "gpu lossless: null source"};
+  if (bytes > 0 && src == nullptr)
+    return {Status::Code::kInvalidArgument, "gpu lossless: null source"};
   if (dst == nullptr || result == nullptr || dst_capacity < lossless_body_bound_bytes(bytes)) {
-    return {Status::Code::kNoSpace, "gpu lossless: dst holds " + std::to_string(dst_capacity) + " bytes, needs " +
+    return {Status::Code::kNoSpace, "gpu lossless: dst holds " + std::to_string(dst_capacity) +
+                                        " bytes, needs " +
                                         std::to_string(lossless_body_bound_bytes(bytes))};
   }
   auto* body = static_cast<uint8_t*>(dst);
@@ -256,27 +267,32 @@ Status enqueue_lossless_body_encode(Dtype dtype, const void* src, uint64_t count
     SQUEEZE_CUDA_TRY(cudaGetLastError());
     return Status::Ok();
   }
-  if (blocks > 0x7fffffffull) return {Status::Code::kInvalidArgument, "gpu lossless: too many blocks"};
+  if (blocks > 0x7fffffffull)
+    return {Status::Code::kInvalidArgument, "gpu lossless: too many blocks"};
   Scratch scratch(stream);
   uint8_t* stage = nullptr;
   uint32_t* sizes = nullptr;
   uint64_t* sizes64 = nullptr;
   uint64_t* offsets = nullptr;
   const Status oom{Status::Code::kNoSpace, "gpu lossless: out of device memory"};
-  if (!scratch.alloc(&stage, blocks * kBlock) || !scratch.alloc(&sizes, blocks) || !scratch.alloc(&sizes64, blocks) ||
-      !scratch.alloc(&offsets, blocks)) {
+  if (!scratch.alloc(&stage, blocks * kBlock) || !scratch.alloc(&sizes, blocks) ||
+      !scratch.alloc(&sizes64, blocks) || !scratch.alloc(&offsets, blocks)) {
     return oom;
   }
   const auto grid = static_cast<unsigned>(blocks);
-  encode_blocks_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(src), bytes, static_cast<uint32_t>(w),
-                                                      stage, sizes);
-  widen_sizes_kernel<<<static_cast<unsigned>((blocks + 255) / 256), 256, 0, stream>>>(sizes, blocks, sizes64);
+  encode_blocks_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(src), bytes,
+                                                      static_cast<uint32_t>(w), stage, sizes);
+  widen_sizes_kernel<<<static_cast<unsigned>((blocks + 255) / 256), 256, 0, stream>>>(sizes, blocks,
+                                                                                      sizes64);
   std::size_t temp_bytes = 0;
-  SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, sizes64, offsets, blocks, stream));
+  SQUEEZE_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, sizes64, offsets, blocks, stream));
   uint8_t* temp = nullptr;
   if (!scratch.alloc(&temp, temp_bytes)) return oom;
-  SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, sizes64, offsets, blocks, stream));
-  PlaceJob j{static_cast<const uint8_t*>(src), stage, body, bytes, blocks, static_cast<uint32_t>(w)};
+  SQUEEZE_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(temp, temp_bytes, sizes64, offsets, blocks, stream));
+  PlaceJob j{static_cast<const uint8_t*>(src), stage, body, bytes, blocks,
+             static_cast<uint32_t>(w)};
   place_kernel<<<grid, 256, 0, stream>>>(j, sizes, offsets, result);
   SQUEEZE_CUDA_TRY(cudaGetLastError());
   return Status::Ok();

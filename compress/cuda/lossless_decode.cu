@@ -42,7 +42,8 @@ __global__ void header_kernel(Job j, State* st) {
       j.body[2] != (j.w > 1 ? kLosslessFlagRotate : 0) || j.body[3] != 0) {
     return fail(st, 0, Status::Code::kCorrupt);
   }
-  if ((j.body_bytes - kLosslessHeaderBytes) / 2 < j.blocks) return fail(st, 4, Status::Code::kTruncated);
+  if ((j.body_bytes - kLosslessHeaderBytes) / 2 < j.blocks)
+    return fail(st, 4, Status::Code::kTruncated);
 }
 
 __global__ void sizes_kernel(Job j, State* st, uint64_t* sizes) {
@@ -52,29 +53,34 @@ __global__ void sizes_kernel(Job j, State* st, uint64_t* sizes) {
     sizes[b] = 0;
     return;
   }
-  const uint32_t size = j.body[kLosslessHeaderBytes + 2 * b] | j.body[kLosslessHeaderBytes + 2 * b + 1] << 8;
+  const uint32_t size =
+      j.body[kLosslessHeaderBytes + 2 * b] | j.body[kLosslessHeaderBytes + 2 * b + 1] << 8;
   if (size > block_len(j, b)) fail(st, kLosslessHeaderBytes + 2 * b, Status::Code::kCorrupt);
   sizes[b] = size;
 }
 
 __global__ void total_kernel(Job j, State* st, const uint64_t* sizes, const uint64_t* offsets) {
   if (st->err != kNoError) return;
-  const uint64_t total = kLosslessHeaderBytes + 2 * j.blocks + offsets[j.blocks - 1] + sizes[j.blocks - 1];
+  const uint64_t total =
+      kLosslessHeaderBytes + 2 * j.blocks + offsets[j.blocks - 1] + sizes[j.blocks - 1];
   if (total > j.body_bytes) fail(st, j.body_bytes, Status::Code::kTruncated);
   if (total < j.body_bytes) fail(st, total, Status::Code::kCorrupt);
 }
 
 __global__ void total_empty_kernel(Job j, State* st) {  // no blocks: the body is the header
-  if (st->err == kNoError && j.body_bytes != kLosslessHeaderBytes) fail(st, kLosslessHeaderBytes, Status::Code::kCorrupt);
+  if (st->err == kNoError && j.body_bytes != kLosslessHeaderBytes)
+    fail(st, kLosslessHeaderBytes, Status::Code::kCorrupt);
 }
 
 // The structure of one packed block, as compress/lossless_decode.cc's check_packed.
 __device__ void check_block(const Job& j, State* st, uint64_t at, uint32_t size, uint32_t len) {
   const uint8_t* p = j.body + at;
   const uint32_t n = size;
-  if (p[0] != kLosslessMapGroups && p[0] != kLosslessMapElements) return fail(st, at, Status::Code::kCorrupt);
+  if (p[0] != kLosslessMapGroups && p[0] != kLosslessMapElements)
+    return fail(st, at, Status::Code::kCorrupt);
   const uint32_t gb = p[0] == kLosslessMapElements ? j.w : kLosslessGroupBytes;
-  const uint32_t groups = (len + gb - 1) / gb, l0_bytes = (groups + 7) / 8, l1_bytes = (l0_bytes + 7) / 8;
+  const uint32_t groups = (len + gb - 1) / gb, l0_bytes = (groups + 7) / 8,
+                 l1_bytes = (l0_bytes + 7) / 8;
   if (n - 1 < l1_bytes) return fail(st, at + 1, Status::Code::kCorrupt);
   uint32_t k = 1 + l1_bytes, nonzero = 0, last_byte = 0;
   for (uint32_t j8 = 0; j8 < l1_bytes; ++j8) {
@@ -86,7 +92,8 @@ __device__ void check_block(const Job& j, State* st, uint64_t at, uint32_t size,
       nonzero += __popc(p[k++]);
     }
   }
-  if ((groups & 7) != 0 && (last_byte >> (groups & 7)) != 0) return fail(st, at, Status::Code::kCorrupt);
+  if ((groups & 7) != 0 && (last_byte >> (groups & 7)) != 0)
+    return fail(st, at, Status::Code::kCorrupt);
   const bool last_set = (last_byte >> ((groups - 1) & 7)) & 1u;
   const uint32_t kept = nonzero * gb - (last_set ? groups * gb - len : 0);
   const uint32_t m = kept / j.w;
@@ -98,7 +105,8 @@ __device__ void check_block(const Job& j, State* st, uint64_t at, uint32_t size,
       if (kind > kLosslessSegmentRaw) return fail(st, at + k, Status::Code::kCorrupt);
       const uint32_t need = kind == kLosslessSegmentRaw ? 1 + s : 2 + (s * kind + 7) / 8;
       if (n - k < need) return fail(st, at + k, Status::Code::kCorrupt);
-      if (kind > 0 && kind < kLosslessSegmentRaw && ((s * kind) & 7) != 0 && (p[k + need - 1] >> ((s * kind) & 7)) != 0) {
+      if (kind > 0 && kind < kLosslessSegmentRaw && ((s * kind) & 7) != 0 &&
+          (p[k + need - 1] >> ((s * kind) & 7)) != 0) {
         return fail(st, at + k + need - 1, Status::Code::kCorrupt);
       }
       k += need;
@@ -107,12 +115,14 @@ __device__ void check_block(const Job& j, State* st, uint64_t at, uint32_t size,
   if (k != n) fail(st, at + k, Status::Code::kCorrupt);
 }
 
-__global__ void check_blocks_kernel(Job j, State* st, const uint64_t* sizes, const uint64_t* offsets) {
+__global__ void check_blocks_kernel(Job j, State* st, const uint64_t* sizes,
+                                    const uint64_t* offsets) {
   const uint64_t b = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (b >= j.blocks) return;
   const uint32_t len = block_len(j, b), size = static_cast<uint32_t>(sizes[b]);
   const uint64_t at = kLosslessHeaderBytes + 2 * j.blocks + offsets[b];
-  if (size == 0 || size == len || at + size > j.body_bytes) return;  // a bad table is reported already
+  if (size == 0 || size == len || at + size > j.body_bytes)
+    return;  // a bad table is reported already
   check_block(j, st, at, size, len);
 }
 
@@ -143,7 +153,8 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   if (t == 0) {  // the map and the segment table (validated already)
     const uint32_t gb = p[0] == kLosslessMapElements ? j.w : kLosslessGroupBytes;
-    const uint32_t groups = (len + gb - 1) / gb, l0_bytes = (groups + 7) / 8, l1_bytes = (l0_bytes + 7) / 8;
+    const uint32_t groups = (len + gb - 1) / gb, l0_bytes = (groups + 7) / 8,
+                   l1_bytes = (l0_bytes + 7) / 8;
     uint32_t k = 1 + l1_bytes, nonzero = 0;
     for (uint32_t j8 = 0; j8 < l1_bytes; ++j8) {
       for (uint32_t bits = p[1 + j8]; bits != 0; bits &= bits - 1) {
@@ -186,7 +197,8 @@ __global__ void __launch_bounds__(kThreads)
       for (uint32_t gi = lane; gi * 8 < s; gi += 32) {
         const uint32_t nb = gi * 8 + 8 <= s ? k : ((s - gi * 8) * k + 7) / 8;
         uint64_t acc = 0;
-        for (uint32_t c = 0; c < nb; ++c) acc |= static_cast<uint64_t>(q[2 + gi * k + c]) << (8 * c);
+        for (uint32_t c = 0; c < nb; ++c)
+          acc |= static_cast<uint64_t>(q[2 + gi * k + c]) << (8 * c);
         for (uint32_t e = 0; e < 8 && gi * 8 + e < s; ++e) {
           v[gi * 8 + e] = static_cast<uint8_t>(base + ((acc >> (e * k)) & ((1u << k) - 1)));
         }
@@ -227,25 +239,29 @@ __global__ void result_kernel(const State* st, uint64_t bytes, BodyResult* resul
 
 }  // namespace
 
-Status enqueue_lossless_body_decode(const void* body, std::size_t body_bytes, Dtype dtype, uint64_t count,
-                                    void* dst, std::size_t dst_capacity, BodyResult* result, cudaStream_t stream) {
+Status enqueue_lossless_body_decode(const void* body, std::size_t body_bytes, Dtype dtype,
+                                    uint64_t count, void* dst, std::size_t dst_capacity,
+                                    BodyResult* result, cudaStream_t stream) {
   const std::size_t w = dtype_size(dtype);
   if (w == 0) return {Status::Code::kUnsupported, "gpu lossless: unknown dtype"};
   if (count > dst_capacity / w) {
-    return {Status::Code::kInvalidArgument, "gpu lossless: destination holds " + std::to_string(dst_capacity) +
-                                                " bytes, " + std::to_string(count) + " elements need more"};
+    return {Status::Code::kInvalidArgument, "gpu lossless: destination holds " +
+                                                std::to_string(dst_capacity) + " bytes, " +
+                                                std::to_string(count) + " elements need more"};
   }
   if ((body == nullptr && body_bytes > 0) || result == nullptr || (dst == nullptr && count > 0)) {
     return {Status::Code::kInvalidArgument, "gpu lossless: null body, destination or result"};
   }
   const uint64_t bytes = count * w;
   const uint64_t blocks = (bytes + kBlock - 1) / kBlock;
-  if (blocks > 0x7fffffffull) return {Status::Code::kInvalidArgument, "gpu lossless: too many blocks"};
+  if (blocks > 0x7fffffffull)
+    return {Status::Code::kInvalidArgument, "gpu lossless: too many blocks"};
   Scratch scratch(stream);
   State* st = nullptr;
   uint64_t *sizes = nullptr, *offsets = nullptr;
   const Status oom{Status::Code::kNoSpace, "gpu lossless: out of device memory"};
-  if (!scratch.alloc(&st, 1) || !scratch.alloc(&sizes, blocks) || !scratch.alloc(&offsets, blocks)) return oom;
+  if (!scratch.alloc(&st, 1) || !scratch.alloc(&sizes, blocks) || !scratch.alloc(&offsets, blocks))
+    return oom;
   Job j{static_cast<const uint8_t*>(body), static_cast<uint8_t*>(dst), body_bytes, bytes, blocks,
         static_cast<uint32_t>(w)};
   header_kernel<<<1, 1, 0, stream>>>(j, st);
@@ -253,13 +269,16 @@ Status enqueue_lossless_body_decode(const void* body, std::size_t body_bytes, Dt
     const auto grid = static_cast<unsigned>((blocks + 255) / 256);
     sizes_kernel<<<grid, 256, 0, stream>>>(j, st, sizes);
     std::size_t temp_bytes = 0;
-    SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, sizes, offsets, blocks, stream));
+    SQUEEZE_CUDA_TRY(
+        cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, sizes, offsets, blocks, stream));
     uint8_t* temp = nullptr;
     if (!scratch.alloc(&temp, temp_bytes)) return oom;
-    SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, sizes, offsets, blocks, stream));
+    SQUEEZE_CUDA_TRY(
+        cub::DeviceScan::ExclusiveSum(temp, temp_bytes, sizes, offsets, blocks, stream));
     total_kernel<<<1, 1, 0, stream>>>(j, st, sizes, offsets);
     check_blocks_kernel<<<grid, 256, 0, stream>>>(j, st, sizes, offsets);
-    decode_blocks_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(j, st, sizes, offsets);
+    decode_blocks_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(j, st, sizes,
+                                                                                 offsets);
   } else {
     total_empty_kernel<<<1, 1, 0, stream>>>(j, st);
   }

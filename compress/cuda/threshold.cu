@@ -39,7 +39,8 @@ unsigned grid_for(uint64_t n) {
 }
 
 __device__ inline uint32_t load_bits(const Job& j, uint64_t i) {
-  return j.w == 4 ? dget32(j.src + 4 * i) : static_cast<uint32_t>(j.src[2 * i] | j.src[2 * i + 1] << 8);
+  return j.w == 4 ? dget32(j.src + 4 * i)
+                  : static_cast<uint32_t>(j.src[2 * i] | j.src[2 * i + 1] << 8);
 }
 
 __device__ inline float bits_to_float(uint32_t dtype, uint32_t u) {
@@ -57,7 +58,8 @@ __device__ inline bool kept(const Job& j, const Plan* plan, uint64_t i) {
 __global__ void sample_kernel(Job j, uint64_t n, uint32_t* keys, uint32_t* finite) {
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    const float y = bits_to_float(j.dtype, load_bits(j, threshold_sample_position(i, j.count, j.sample_size)));
+    const float y =
+        bits_to_float(j.dtype, load_bits(j, threshold_sample_position(i, j.count, j.sample_size)));
     const bool ok = isfinite(y);
     keys[i] = ok ? f32_bits(y) & 0x7fffffffu : 0xffffffffu;  // non-finite sort last
     finite[i] = ok;
@@ -67,14 +69,15 @@ __global__ void sample_kernel(Job j, uint64_t n, uint32_t* keys, uint32_t* finit
 __device__ inline uint32_t half_tau_bits(uint32_t dtype, float tau) {
   const bool bf = dtype == static_cast<uint32_t>(Dtype::kBfloat16);
   uint32_t h = (bf ? f32_to_bf16(tau) : f32_to_f16(tau)) & 0x7fffu;
-  const float back = bf ? bf16_to_f32(static_cast<uint16_t>(h)) : f16_to_f32(static_cast<uint16_t>(h));
+  const float back =
+      bf ? bf16_to_f32(static_cast<uint16_t>(h)) : f16_to_f32(static_cast<uint16_t>(h));
   if (back < tau) ++h;
   return h;
 }
 
 // tau from the sorted sample (or the caller's), and its form in the input domain.
-__global__ void tau_kernel(Job j, Plan* plan, const uint32_t* sorted, const uint32_t* finite_sum, bool given,
-                           uint32_t given_bits) {
+__global__ void tau_kernel(Job j, Plan* plan, const uint32_t* sorted, const uint32_t* finite_sum,
+                           bool given, uint32_t given_bits) {
   uint32_t tau = given_bits;
   if (!given) {
     const uint64_t f = *finite_sum;
@@ -96,7 +99,8 @@ __global__ void flags_kernel(Job j, const Plan* plan, uint32_t* flags) {
   }
 }
 
-__global__ void list_kernel(Job j, const uint32_t* flags, const uint32_t* idx, uint32_t* positions, Plan* plan) {
+__global__ void list_kernel(Job j, const uint32_t* flags, const uint32_t* idx, uint32_t* positions,
+                            Plan* plan) {
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < j.count;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     if (flags[i] && idx[i] < j.kept_cap) positions[idx[i]] = static_cast<uint32_t>(i);
@@ -110,7 +114,8 @@ __device__ inline uint64_t gap(const uint32_t* positions, uint64_t k) {
   return k == 0 ? positions[0] : static_cast<uint64_t>(positions[k]) - positions[k - 1] - 1;
 }
 
-__global__ void varint_len_kernel(Job j, const Plan* plan, const uint32_t* positions, uint32_t* len) {
+__global__ void varint_len_kernel(Job j, const Plan* plan, const uint32_t* positions,
+                                  uint32_t* len) {
   const uint64_t kept = plan->kept < j.kept_cap ? plan->kept : j.kept_cap;
   for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < j.kept_cap;
        k += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
@@ -119,7 +124,8 @@ __global__ void varint_len_kernel(Job j, const Plan* plan, const uint32_t* posit
   }
 }
 
-__global__ void plan_kernel(Job j, Plan* plan, const uint32_t* len, const uint32_t* off, BodyResult* result) {
+__global__ void plan_kernel(Job j, Plan* plan, const uint32_t* len, const uint32_t* off,
+                            BodyResult* result) {
   const uint64_t kept = plan->kept;
   plan->varint_bytes = kept == 0 ? 0 : (kept <= j.kept_cap ? off[kept - 1] + len[kept - 1] : ~0ull);
   const uint64_t bitmap = (j.count + 7) / 8;
@@ -143,7 +149,8 @@ __global__ void plan_kernel(Job j, Plan* plan, const uint32_t* len, const uint32
   dput64(h + 8, kept);
 }
 
-__global__ void varints_kernel(Job j, const Plan* plan, const uint32_t* positions, const uint32_t* off) {
+__global__ void varints_kernel(Job j, const Plan* plan, const uint32_t* positions,
+                               const uint32_t* off) {
   if (!plan->fits || plan->mode != kThresholdDeltaVarint) return;
   for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < plan->kept;
        k += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
@@ -163,7 +170,8 @@ __global__ void bitmap_kernel(Job j, const Plan* plan) {
   for (uint64_t b = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; b < bytes;
        b += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     uint32_t v = 0;
-    for (uint32_t e = 0; e < 8 && 8 * b + e < j.count; ++e) v |= static_cast<uint32_t>(kept(j, plan, 8 * b + e)) << e;
+    for (uint32_t e = 0; e < 8 && 8 * b + e < j.count; ++e)
+      v |= static_cast<uint32_t>(kept(j, plan, 8 * b + e)) << e;
     j.body[kThresholdHeaderBytes + b] = static_cast<uint8_t>(v);
   }
 }
@@ -187,8 +195,9 @@ __global__ void values_kernel(Job j, const Plan* plan, const uint32_t* positions
       for (uint32_t b = 0; b < j.vw; ++b) o[b] = static_cast<uint8_t>(u >> (8 * b));
     } else {  // float32 input narrowed
       const float y = f32_from_bits(u);
-      const uint16_t h = j.value_dtype == static_cast<uint32_t>(Dtype::kBfloat16) ? f32_to_bf16(y)
-                                                                                    : f32_to_f16_saturating(y);
+      const uint16_t h = j.value_dtype == static_cast<uint32_t>(Dtype::kBfloat16)
+                             ? f32_to_bf16(y)
+                             : f32_to_f16_saturating(y);
       o[0] = static_cast<uint8_t>(h);
       o[1] = static_cast<uint8_t>(h >> 8);
     }
@@ -197,17 +206,22 @@ __global__ void values_kernel(Job j, const Plan* plan, const uint32_t* positions
 
 }  // namespace
 
-Status enqueue_threshold_body_encode(Dtype dtype, const void* src, uint64_t count, const ThresholdParams& p,
-                                     const float* tau, bool allow_expansion, void* dst, std::size_t dst_capacity,
+Status enqueue_threshold_body_encode(Dtype dtype, const void* src, uint64_t count,
+                                     const ThresholdParams& p, const float* tau,
+                                     bool allow_expansion, void* dst, std::size_t dst_capacity,
                                      BodyResult* result, cudaStream_t stream) {
-  if (!is_float(dtype) || dtype_size(dtype) == 0) return {Status::Code::kInvalidArgument, "gpu threshold: needs a float dtype"};
-  if (!(p.keep > 0.0 && p.keep <= 1.0)) return {Status::Code::kInvalidArgument, "gpu threshold: keep must be in (0, 1]"};
-  if (p.sample_size == 0) return {Status::Code::kInvalidArgument, "gpu threshold: sample_size must be at least 1"};
+  if (!is_float(dtype) || dtype_size(dtype) == 0)
+    return {Status::Code::kInvalidArgument, "gpu threshold: needs a float dtype"};
+  if (!(p.keep > 0.0 && p.keep <= 1.0))
+    return {Status::Code::kInvalidArgument, "gpu threshold: keep must be in (0, 1]"};
+  if (p.sample_size == 0)
+    return {Status::Code::kInvalidArgument, "gpu threshold: sample_size must be at least 1"};
   if (!is_float(p.value_dtype) || dtype_size(p.value_dtype) == 0) {
     return {Status::Code::kInvalidArgument, "gpu threshold: value dtype must be a float dtype"};
   }
   // Positions and varint offsets are 32-bit: with count < 2^31 the varints total < 2^32.
-  if (count >= (1ull << 31)) return {Status::Code::kInvalidArgument, "gpu threshold: count must be < 2^31"};
+  if (count >= (1ull << 31))
+    return {Status::Code::kInvalidArgument, "gpu threshold: count must be < 2^31"};
   if ((src == nullptr && count > 0) || dst == nullptr || result == nullptr) {
     return {Status::Code::kInvalidArgument, "gpu threshold: null source, destination or result"};
   }
@@ -223,8 +237,11 @@ Status enqueue_threshold_body_encode(Dtype dtype, const void* src, uint64_t coun
   j.w = static_cast<uint32_t>(dtype_size(dtype));
   j.vw = static_cast<uint32_t>(dtype_size(vd));
   const uint64_t input = count * j.w;
-  j.limit = allow_expansion ? dst_capacity : std::min<uint64_t>(dst_capacity, input == 0 ? 0 : input - 1);
-  j.kept_cap = j.limit >= kThresholdHeaderBytes ? std::min<uint64_t>(count, (j.limit - kThresholdHeaderBytes) / j.vw) : 0;
+  j.limit =
+      allow_expansion ? dst_capacity : std::min<uint64_t>(dst_capacity, input == 0 ? 0 : input - 1);
+  j.kept_cap = j.limit >= kThresholdHeaderBytes
+                   ? std::min<uint64_t>(count, (j.limit - kThresholdHeaderBytes) / j.vw)
+                   : 0;
 
   Scratch sc(stream);
   const Status oom{Status::Code::kNoSpace, "gpu threshold: out of device memory"};
@@ -234,31 +251,37 @@ Status enqueue_threshold_body_encode(Dtype dtype, const void* src, uint64_t coun
   const uint64_t ns = threshold_sample_count(count, p.sample_size);
   const bool search = tau == nullptr;
   if (!sc.alloc(&plan, 1) || !sc.alloc(&flags, count) || !sc.alloc(&idx, count) ||
-      !sc.alloc(&positions, j.kept_cap) || !sc.alloc(&len, j.kept_cap) || !sc.alloc(&off, j.kept_cap) ||
-      !sc.alloc(&finite_sum, 1)) {
+      !sc.alloc(&positions, j.kept_cap) || !sc.alloc(&len, j.kept_cap) ||
+      !sc.alloc(&off, j.kept_cap) || !sc.alloc(&finite_sum, 1)) {
     return oom;
   }
   uint8_t* temp = nullptr;
   std::size_t temp_bytes = 0, t = 0;
   if (search && ns > 0) {
     if (!sc.alloc(&keys, ns) || !sc.alloc(&sorted, ns) || !sc.alloc(&finite, ns)) return oom;
-    SQUEEZE_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, t, keys, sorted, static_cast<int64_t>(ns), 0, 32, stream));
+    SQUEEZE_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, t, keys, sorted,
+                                                    static_cast<int64_t>(ns), 0, 32, stream));
     temp_bytes = std::max(temp_bytes, t);
-    SQUEEZE_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, t, finite, finite_sum, static_cast<int64_t>(ns), stream));
+    SQUEEZE_CUDA_TRY(
+        cub::DeviceReduce::Sum(nullptr, t, finite, finite_sum, static_cast<int64_t>(ns), stream));
     temp_bytes = std::max(temp_bytes, t);
   }
-  SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t, flags, idx, static_cast<int64_t>(count), stream));
+  SQUEEZE_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(nullptr, t, flags, idx, static_cast<int64_t>(count), stream));
   temp_bytes = std::max(temp_bytes, t);
-  SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t, len, off, static_cast<int64_t>(j.kept_cap), stream));
+  SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t, len, off,
+                                                 static_cast<int64_t>(j.kept_cap), stream));
   temp_bytes = std::max(temp_bytes, t);
   if (!sc.alloc(&temp, temp_bytes)) return oom;
 
   if (search && ns > 0) {
     sample_kernel<<<grid_for(ns), kThreads, 0, stream>>>(j, ns, keys, finite);
     t = temp_bytes;
-    SQUEEZE_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, t, keys, sorted, static_cast<int64_t>(ns), 0, 32, stream));
+    SQUEEZE_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, t, keys, sorted, static_cast<int64_t>(ns),
+                                                    0, 32, stream));
     t = temp_bytes;
-    SQUEEZE_CUDA_TRY(cub::DeviceReduce::Sum(temp, t, finite, finite_sum, static_cast<int64_t>(ns), stream));
+    SQUEEZE_CUDA_TRY(
+        cub::DeviceReduce::Sum(temp, t, finite, finite_sum, static_cast<int64_t>(ns), stream));
   } else {
     SQUEEZE_CUDA_TRY(cudaMemsetAsync(finite_sum, 0, sizeof(uint32_t), stream));
   }
@@ -267,7 +290,8 @@ Status enqueue_threshold_body_encode(Dtype dtype, const void* src, uint64_t coun
   if (count > 0) {
     flags_kernel<<<grid_for(count), kThreads, 0, stream>>>(j, plan, flags);
     t = temp_bytes;
-    SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, t, flags, idx, static_cast<int64_t>(count), stream));
+    SQUEEZE_CUDA_TRY(
+        cub::DeviceScan::ExclusiveSum(temp, t, flags, idx, static_cast<int64_t>(count), stream));
     list_kernel<<<grid_for(count), kThreads, 0, stream>>>(j, flags, idx, positions, plan);
   } else {
     zero_kept_kernel<<<1, 1, 0, stream>>>(plan);
@@ -275,7 +299,8 @@ Status enqueue_threshold_body_encode(Dtype dtype, const void* src, uint64_t coun
   if (j.kept_cap > 0) {
     varint_len_kernel<<<grid_for(j.kept_cap), kThreads, 0, stream>>>(j, plan, positions, len);
     t = temp_bytes;
-    SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, t, len, off, static_cast<int64_t>(j.kept_cap), stream));
+    SQUEEZE_CUDA_TRY(
+        cub::DeviceScan::ExclusiveSum(temp, t, len, off, static_cast<int64_t>(j.kept_cap), stream));
   }
   plan_kernel<<<1, 1, 0, stream>>>(j, plan, len, off, result);
   varints_kernel<<<grid_for(j.kept_cap), kThreads, 0, stream>>>(j, plan, positions, off);

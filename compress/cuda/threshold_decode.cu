@@ -43,8 +43,10 @@ __global__ void header_kernel(Job j, Plan* p) {
   if (j.body_bytes < kThresholdHeaderBytes) return fail(p, 0, Status::Code::kTruncated);
   const uint8_t* b = j.body;
   const uint32_t mode = b[0], vd = b[1];
-  if (mode != kThresholdBitmap && mode != kThresholdDeltaVarint) return fail(p, 0, Status::Code::kCorrupt);
-  const bool allowed = j.dtype == static_cast<uint32_t>(Dtype::kFloat32) ? (vd >= 1 && vd <= 3) : vd == j.dtype;
+  if (mode != kThresholdBitmap && mode != kThresholdDeltaVarint)
+    return fail(p, 0, Status::Code::kCorrupt);
+  const bool allowed =
+      j.dtype == static_cast<uint32_t>(Dtype::kFloat32) ? (vd >= 1 && vd <= 3) : vd == j.dtype;
   if (!allowed) return fail(p, 1, Status::Code::kCorrupt);
   if (b[2] != 0 || b[3] != 0) return fail(p, 2, Status::Code::kCorrupt);
   const uint64_t kept = dget64(b + 8);
@@ -56,12 +58,15 @@ __global__ void header_kernel(Job j, Plan* p) {
   if (mode == kThresholdBitmap) {
     const uint64_t bitmap = (j.count + 7) / 8;
     if (pos_bytes < bitmap) return fail(p, kThresholdHeaderBytes, Status::Code::kTruncated);
-    if (pos_bytes > bitmap) return fail(p, kThresholdHeaderBytes + bitmap + values, Status::Code::kCorrupt);
+    if (pos_bytes > bitmap)
+      return fail(p, kThresholdHeaderBytes + bitmap + values, Status::Code::kCorrupt);
     if ((j.count & 7) != 0 && (b[kThresholdHeaderBytes + bitmap - 1] >> (j.count & 7)) != 0) {
       return fail(p, kThresholdHeaderBytes + bitmap - 1, Status::Code::kCorrupt);
     }
-  } else if (kept > 0 && (pos_bytes == 0 || (b[kThresholdHeaderBytes + pos_bytes - 1] & 0x80) != 0)) {
-    return fail(p, kThresholdHeaderBytes + pos_bytes, Status::Code::kCorrupt);  // the last varint runs past
+  } else if (kept > 0 &&
+             (pos_bytes == 0 || (b[kThresholdHeaderBytes + pos_bytes - 1] & 0x80) != 0)) {
+    return fail(p, kThresholdHeaderBytes + pos_bytes,
+                Status::Code::kCorrupt);  // the last varint runs past
   } else if (kept == 0 && pos_bytes != 0) {
     return fail(p, kThresholdHeaderBytes, Status::Code::kCorrupt);
   }
@@ -100,12 +105,14 @@ __global__ void terminators_kernel(Job j, Plan* p, uint32_t* term) {
 __global__ void counts_kernel(Plan* p) {
   if (p->err != kNoError) return;
   if (p->mode == kThresholdBitmap && p->ones != p->kept) fail(p, 8, Status::Code::kCorrupt);
-  if (p->mode == kThresholdDeltaVarint && p->terminators != p->kept) fail(p, 8, Status::Code::kCorrupt);
+  if (p->mode == kThresholdDeltaVarint && p->terminators != p->kept)
+    fail(p, 8, Status::Code::kCorrupt);
 }
 
 // Each terminator ends varint k = rank: decode it (reading back to the previous terminator)
 // and check it as compress/threshold_decode.cc does.
-__global__ void varints_kernel(Job j, Plan* p, const uint32_t* term, const uint32_t* rank, uint64_t* step) {
+__global__ void varints_kernel(Job j, Plan* p, const uint32_t* term, const uint32_t* rank,
+                               uint64_t* step) {
   if (p->err != kNoError || p->mode != kThresholdDeltaVarint) return;
   const uint8_t* pos = j.body + kThresholdHeaderBytes;
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < p->pos_bytes;
@@ -159,7 +166,8 @@ __device__ inline void put_value(const Job& j, const Plan* p, uint64_t k, uint64
     return;
   }
   const auto h = static_cast<uint16_t>(v[0] | v[1] << 8);  // a half widened into float32
-  dput32(o, f32_bits(p->value_dtype == static_cast<uint32_t>(Dtype::kBfloat16) ? bf16_to_f32(h) : f16_to_f32(h)));
+  dput32(o, f32_bits(p->value_dtype == static_cast<uint32_t>(Dtype::kBfloat16) ? bf16_to_f32(h)
+                                                                               : f16_to_f32(h)));
 }
 
 __global__ void scatter_bitmap_kernel(Job j, const Plan* p, const uint32_t* rank) {
@@ -173,7 +181,8 @@ __global__ void scatter_bitmap_kernel(Job j, const Plan* p, const uint32_t* rank
   }
 }
 
-__global__ void scatter_varint_kernel(Job j, const Plan* p, const uint64_t* sum, uint64_t max_kept) {
+__global__ void scatter_varint_kernel(Job j, const Plan* p, const uint64_t* sum,
+                                      uint64_t max_kept) {
   if (p->err != kNoError || p->mode != kThresholdDeltaVarint) return;
   const uint64_t kept = p->kept < max_kept ? p->kept : max_kept;
   for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < kept;
@@ -194,20 +203,24 @@ __global__ void result_kernel(const Plan* p, uint64_t bytes, BodyResult* r) {
 
 }  // namespace
 
-Status enqueue_threshold_body_decode(const void* body, std::size_t body_bytes, Dtype dtype, uint64_t count,
-                                     void* dst, std::size_t dst_capacity, BodyResult* result, cudaStream_t stream) {
-  if (!is_float(dtype) || dtype_size(dtype) == 0) return {Status::Code::kUnsupported, "gpu threshold: dtype is not float"};
+Status enqueue_threshold_body_decode(const void* body, std::size_t body_bytes, Dtype dtype,
+                                     uint64_t count, void* dst, std::size_t dst_capacity,
+                                     BodyResult* result, cudaStream_t stream) {
+  if (!is_float(dtype) || dtype_size(dtype) == 0)
+    return {Status::Code::kUnsupported, "gpu threshold: dtype is not float"};
   const std::size_t w = dtype_size(dtype);
   if (count > dst_capacity / w) {
-    return {Status::Code::kInvalidArgument, "gpu threshold: destination holds " + std::to_string(dst_capacity) +
-                                                " bytes, " + std::to_string(count) + " elements need more"};
+    return {Status::Code::kInvalidArgument, "gpu threshold: destination holds " +
+                                                std::to_string(dst_capacity) + " bytes, " +
+                                                std::to_string(count) + " elements need more"};
   }
-  if (count >= (1ull << 31)) return {Status::Code::kInvalidArgument, "gpu threshold: count must be < 2^31"};
+  if (count >= (1ull << 31))
+    return {Status::Code::kInvalidArgument, "gpu threshold: count must be < 2^31"};
   if ((body == nullptr && body_bytes > 0) || result == nullptr || (dst == nullptr && count > 0)) {
     return {Status::Code::kInvalidArgument, "gpu threshold: null body, destination or result"};
   }
   Job j{static_cast<const uint8_t*>(body), static_cast<uint8_t*>(dst), body_bytes, count,
-        static_cast<uint32_t>(dtype), static_cast<uint32_t>(w)};
+        static_cast<uint32_t>(dtype),      static_cast<uint32_t>(w)};
   // Host-side bounds for the launches: positions take at most the body, kept values at most count.
   const uint64_t max_pos = body_bytes;
   const uint64_t max_kept = count < body_bytes ? count : body_bytes;
@@ -216,27 +229,33 @@ Status enqueue_threshold_body_decode(const void* body, std::size_t body_bytes, D
   Plan* plan = nullptr;
   uint32_t *flags = nullptr, *rank = nullptr;
   uint64_t *step = nullptr, *sum = nullptr;
-  if (!sc.alloc(&plan, 1) || !sc.alloc(&flags, max_pos) || !sc.alloc(&rank, max_pos) || !sc.alloc(&step, max_kept) ||
-      !sc.alloc(&sum, max_kept)) {
+  if (!sc.alloc(&plan, 1) || !sc.alloc(&flags, max_pos) || !sc.alloc(&rank, max_pos) ||
+      !sc.alloc(&step, max_kept) || !sc.alloc(&sum, max_kept)) {
     return oom;
   }
   std::size_t t1 = 0, t2 = 0;
-  SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t1, flags, rank, static_cast<int64_t>(max_pos), stream));
-  SQUEEZE_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, t2, step, sum, static_cast<int64_t>(max_kept), stream));
+  SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, t1, flags, rank,
+                                                 static_cast<int64_t>(max_pos), stream));
+  SQUEEZE_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, t2, step, sum,
+                                                 static_cast<int64_t>(max_kept), stream));
   uint8_t* temp = nullptr;
   if (!sc.alloc(&temp, t1 > t2 ? t1 : t2)) return oom;
   header_kernel<<<1, 1, 0, stream>>>(j, plan);
-  SQUEEZE_CUDA_TRY(cudaMemsetAsync(flags, 0, max_pos * sizeof(uint32_t) + (max_pos == 0 ? 4 : 0), stream));
-  SQUEEZE_CUDA_TRY(cudaMemsetAsync(step, 0, (max_kept == 0 ? 1 : max_kept) * sizeof(uint64_t), stream));
+  SQUEEZE_CUDA_TRY(
+      cudaMemsetAsync(flags, 0, max_pos * sizeof(uint32_t) + (max_pos == 0 ? 4 : 0), stream));
+  SQUEEZE_CUDA_TRY(
+      cudaMemsetAsync(step, 0, (max_kept == 0 ? 1 : max_kept) * sizeof(uint64_t), stream));
   bitmap_count_kernel<<<grid_for(max_pos), kThreads, 0, stream>>>(j, plan, flags);
   terminators_kernel<<<grid_for(max_pos), kThreads, 0, stream>>>(j, plan, flags);
   counts_kernel<<<1, 1, 0, stream>>>(plan);
   if (max_pos > 0) {
-    SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, t1, flags, rank, static_cast<int64_t>(max_pos), stream));
+    SQUEEZE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, t1, flags, rank,
+                                                   static_cast<int64_t>(max_pos), stream));
   }
   varints_kernel<<<grid_for(max_pos), kThreads, 0, stream>>>(j, plan, flags, rank, step);
   if (max_kept > 0) {
-    SQUEEZE_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp, t2, step, sum, static_cast<int64_t>(max_kept), stream));
+    SQUEEZE_CUDA_TRY(
+        cub::DeviceScan::InclusiveSum(temp, t2, step, sum, static_cast<int64_t>(max_kept), stream));
   }
   last_position_kernel<<<1, 1, 0, stream>>>(j, plan, sum);
   zero_kernel<<<grid_for(count * w), kThreads, 0, stream>>>(j, plan);

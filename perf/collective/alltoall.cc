@@ -41,8 +41,8 @@ void alltoall_collect(Communicator& comm, const uint8_t* in, uint8_t* out, std::
   std::memcpy(out + ur * block, in + ur * block, block);
 }
 
-void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, uint8_t* out, std::size_t count,
-              compress::Dtype d, const char* nccl_dtype) {
+void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, uint8_t* out,
+              std::size_t count, compress::Dtype d, const char* nccl_dtype) {
   const int n = comm.nranks(), r = comm.rank();
   const std::size_t block = count * compress::dtype_size(d);
   const auto ur = static_cast<std::size_t>(r);
@@ -107,10 +107,10 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
   for (Peer& pe : peers) {
     pe.send_op = ch.proxy_op(pe.send_task, pe.rank, static_cast<int>(nmsg), chunk, true);
     pe.recv_op = ch.proxy_op(pe.recv_task, pe.rank, static_cast<int>(nmsg), chunk, false);
-    pe.sp = std::make_unique<SendPipe>(comm, comm.send_conn(pe.rank), p.chunk_bytes, kSteps, pe.send_op, attrs,
-                                       addr_slots);
-    pe.rp = std::make_unique<RecvPipe>(comm, comm.recv_conn(pe.rank), p.chunk_bytes, kSteps, nmsg, pe.recv_op, attrs,
-                                       addr_slots);
+    pe.sp = std::make_unique<SendPipe>(comm, comm.send_conn(pe.rank), p.chunk_bytes, kSteps,
+                                       pe.send_op, attrs, addr_slots);
+    pe.rp = std::make_unique<RecvPipe>(comm, comm.recv_conn(pe.rank), p.chunk_bytes, kSteps, nmsg,
+                                       pe.recv_op, attrs, addr_slots);
   }
 
   auto last_move = std::chrono::steady_clock::now();
@@ -130,9 +130,10 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
       while (pe.consumed < nmsg && pe.rp->ready(pe.consumed)) {
         const std::size_t b = pe.consumed * p.chunk_bytes, len = std::min(p.chunk_bytes, block - b);
         if (pe.rp->size(pe.consumed) != len)
-          throw std::runtime_error("rank " + std::to_string(r) + ": all-to-all message " + std::to_string(pe.consumed) +
-                                   " from rank " + std::to_string(pe.rank) + " has " +
-                                   std::to_string(pe.rp->size(pe.consumed)) + " bytes, expected " + std::to_string(len));
+          throw std::runtime_error(
+              "rank " + std::to_string(r) + ": all-to-all message " + std::to_string(pe.consumed) +
+              " from rank " + std::to_string(pe.rank) + " has " +
+              std::to_string(pe.rp->size(pe.consumed)) + " bytes, expected " + std::to_string(len));
         if (!p.gpu_copies) std::memcpy(out + off + b, pe.rp->data(pe.consumed), len);
         pe.rp->release(pe.consumed++);
         moved = true;
@@ -147,7 +148,8 @@ void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, ui
       last_move = now;
     } else {
       if (now - last_move > std::chrono::duration<double>(comm.timeout_s()))
-        throw std::runtime_error("rank " + std::to_string(r) + ": all-to-all made no progress for " +
+        throw std::runtime_error("rank " + std::to_string(r) +
+                                 ": all-to-all made no progress for " +
                                  std::to_string(static_cast<int>(comm.timeout_s())) + " s");
       sched_yield();  // idle, as NCCL's proxy thread yields when no op progressed
     }

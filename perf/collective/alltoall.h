@@ -29,8 +29,8 @@ std::size_t alltoall_fifo_bytes(const AlltoAllParams& p, std::size_t block);
 
 // `in` and `out` hold nranks blocks of `count` elements; block q of `in` goes to rank q and
 // block q of `out` comes from rank q.
-void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, uint8_t* out, std::size_t count,
-              compress::Dtype d, const char* nccl_dtype);
+void alltoall(Communicator& comm, const AlltoAllParams& p, const uint8_t* in, uint8_t* out,
+              std::size_t count, compress::Dtype d, const char* nccl_dtype);
 
 // gpu_copies only: block q of `in` into the send FIFO to rank q (once: the plugin never
 // writes a send buffer), and each receive FIFO into block q of `out`, zeroing the FIFO so

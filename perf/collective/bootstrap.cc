@@ -52,12 +52,14 @@ void set_nodelay(int fd) {
 // Waits until fd is readable (or writable) or the deadline passes.
 void wait_fd(int fd, short events, Clock::time_point deadline, const std::string& what) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) throw std::runtime_error("bootstrap: timed out waiting for " + what);
     pollfd p{fd, events, 0};
     int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (rc > 0) return;
-    if (rc < 0 && errno != EINTR) throw std::runtime_error("bootstrap: poll failed: " + errno_text());
+    if (rc < 0 && errno != EINTR)
+      throw std::runtime_error("bootstrap: poll failed: " + errno_text());
   }
 }
 
@@ -69,7 +71,8 @@ HostPort parse_host_port(const std::string& text) {
   if (colon == std::string::npos || colon == 0 || colon + 1 >= text.size())
     throw std::invalid_argument("rendezvous '" + text + "': expected HOST:PORT");
   hp.host = text.substr(0, colon);
-  if (hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']') hp.host = hp.host.substr(1, hp.host.size() - 2);
+  if (hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']')
+    hp.host = hp.host.substr(1, hp.host.size() - 2);
   char* end = nullptr;
   long port = std::strtol(text.c_str() + colon + 1, &end, 10);
   if (*end != '\0' || port < 0 || port > 65535)
@@ -99,14 +102,17 @@ Fd listen_on(const HostPort& hp, int* bound_port) {
                                                    : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     return fd;
   }
-  throw std::runtime_error("bootstrap: cannot listen on " + hp.host + ":" + std::to_string(hp.port) + ": " + last);
+  throw std::runtime_error("bootstrap: cannot listen on " + hp.host + ":" +
+                           std::to_string(hp.port) + ": " + last);
 }
 
 Bootstrap::Bootstrap(int rank, int nranks, const HostPort& where, Fd listener, double timeout_s)
     : rank_(rank), nranks_(nranks), timeout_s_(timeout_s) {
   if (nranks < 1 || rank < 0 || rank >= nranks)
-    throw std::invalid_argument("bootstrap: rank " + std::to_string(rank) + " outside [0, " + std::to_string(nranks) + ")");
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    throw std::invalid_argument("bootstrap: rank " + std::to_string(rank) + " outside [0, " +
+                                std::to_string(nranks) + ")");
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s));
   if (rank == 0) {
     if (!listener.valid()) listener = listen_on(where, nullptr);
     peers_.resize(static_cast<std::size_t>(nranks));
@@ -117,12 +123,15 @@ Bootstrap::Bootstrap(int rank, int nranks, const HostPort& where, Fd listener, d
       set_nodelay(c.get());
       Hello h{};
       recv_blob(c.get(), &h, sizeof(h), -1);
-      if (h.magic != kHelloMagic) throw std::runtime_error("bootstrap: a connection that is not squeeze-perf arrived");
+      if (h.magic != kHelloMagic)
+        throw std::runtime_error("bootstrap: a connection that is not squeeze-perf arrived");
       if (h.nranks != nranks)
-        throw std::runtime_error("bootstrap: rank " + std::to_string(h.rank) + " says --nranks " + std::to_string(h.nranks) +
-                                 ", rank 0 says " + std::to_string(nranks));
+        throw std::runtime_error("bootstrap: rank " + std::to_string(h.rank) + " says --nranks " +
+                                 std::to_string(h.nranks) + ", rank 0 says " +
+                                 std::to_string(nranks));
       if (h.rank <= 0 || h.rank >= nranks || peers_[static_cast<std::size_t>(h.rank)].valid())
-        throw std::runtime_error("bootstrap: rank " + std::to_string(h.rank) + " is out of range or joined twice");
+        throw std::runtime_error("bootstrap: rank " + std::to_string(h.rank) +
+                                 " is out of range or joined twice");
       peers_[static_cast<std::size_t>(h.rank)] = std::move(c);
       ++got;
     }
@@ -133,13 +142,15 @@ Bootstrap::Bootstrap(int rank, int nranks, const HostPort& where, Fd listener, d
     while (!root_.valid()) {
       for (addrinfo* a = ai.head; a != nullptr && !root_.valid(); a = a->ai_next) {
         Fd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
-        if (fd.valid() && ::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) root_ = std::move(fd);
-        else last = errno_text();
+        if (fd.valid() && ::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0)
+          root_ = std::move(fd);
+        else
+          last = errno_text();
       }
       if (root_.valid()) break;
       if (Clock::now() > deadline)
-        throw std::runtime_error("bootstrap: cannot reach rank 0 at " + where.host + ":" + std::to_string(where.port) +
-                                 ": " + last);
+        throw std::runtime_error("bootstrap: cannot reach rank 0 at " + where.host + ":" +
+                                 std::to_string(where.port) + ": " + last);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     set_nodelay(root_.get());
@@ -150,7 +161,8 @@ Bootstrap::Bootstrap(int rank, int nranks, const HostPort& where, Fd listener, d
 
 void Bootstrap::send_blob(int fd, const void* p, std::size_t n, int peer) {
   const auto* b = static_cast<const uint8_t*>(p);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s_));
   while (n > 0) {
     ssize_t r = ::send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (r > 0) {
@@ -159,14 +171,16 @@ void Bootstrap::send_blob(int fd, const void* p, std::size_t n, int peer) {
     } else if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
       wait_fd(fd, POLLOUT, deadline, "rank " + std::to_string(peer) + " to take bootstrap data");
     } else {
-      throw std::runtime_error("bootstrap: sending to rank " + std::to_string(peer) + " failed: " + errno_text());
+      throw std::runtime_error("bootstrap: sending to rank " + std::to_string(peer) +
+                               " failed: " + errno_text());
     }
   }
 }
 
 void Bootstrap::recv_blob(int fd, void* p, std::size_t n, int peer) {
   auto* b = static_cast<uint8_t*>(p);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s_));
   const std::string who = peer < 0 ? "a joining rank" : "rank " + std::to_string(peer);
   while (n > 0) {
     ssize_t r = ::recv(fd, b, n, MSG_DONTWAIT);
@@ -174,7 +188,8 @@ void Bootstrap::recv_blob(int fd, void* p, std::size_t n, int peer) {
       b += r;
       n -= static_cast<std::size_t>(r);
     } else if (r == 0) {
-      throw std::runtime_error("bootstrap: " + who + " closed its connection (it exited or failed)");
+      throw std::runtime_error("bootstrap: " + who +
+                               " closed its connection (it exited or failed)");
     } else if (errno == EAGAIN || errno == EINTR) {
       wait_fd(fd, POLLIN, deadline, who);
     } else {
@@ -193,13 +208,14 @@ void Bootstrap::allgather(const void* mine, void* all, std::size_t bytes) {
       int fd = peers_[static_cast<std::size_t>(r)].get();
       recv_blob(fd, &theirs, sizeof(theirs), r);
       if (theirs != len)
-        throw std::runtime_error("bootstrap: rank " + std::to_string(r) + " gathered " + std::to_string(theirs) +
-                                 " bytes where rank 0 gathered " + std::to_string(len) +
-                                 " (ranks run different options?)");
+        throw std::runtime_error("bootstrap: rank " + std::to_string(r) + " gathered " +
+                                 std::to_string(theirs) + " bytes where rank 0 gathered " +
+                                 std::to_string(len) + " (ranks run different options?)");
       recv_blob(fd, out + static_cast<std::size_t>(r) * bytes, bytes, r);
     }
     for (int r = 1; r < nranks_; ++r)
-      send_blob(peers_[static_cast<std::size_t>(r)].get(), out, bytes * static_cast<std::size_t>(nranks_), r);
+      send_blob(peers_[static_cast<std::size_t>(r)].get(), out,
+                bytes * static_cast<std::size_t>(nranks_), r);
   } else {
     send_blob(root_.get(), &len, sizeof(len), 0);
     send_blob(root_.get(), mine, bytes, 0);

@@ -21,17 +21,20 @@ nccl_net_attr_v11 undefined_attrs() {
 HostBuf alloc_host(std::size_t bytes) {
   const std::size_t rounded = std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096);
   auto* p = static_cast<uint8_t*>(std::aligned_alloc(4096, rounded));
-  if (p == nullptr) throw std::runtime_error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  if (p == nullptr)
+    throw std::runtime_error("out of memory allocating " + std::to_string(bytes) + " bytes");
   std::memset(p, 0, rounded);
   return HostBuf(p);
 }
 
 Communicator::Communicator(const PluginLib& lib, Bootstrap& boot, const CommSpec& spec)
     : lib_(lib), spec_(spec), rank_(boot.rank()), nranks_(boot.nranks()) {
-  chain_ = std::make_unique<ProfChain>(spec.chain ? lib.profiler() : nullptr, lib.instance(), spec.comm_id, spec.name,
-                                       nranks_, rank_);
+  chain_ = std::make_unique<ProfChain>(spec.chain ? lib.profiler() : nullptr, lib.instance(),
+                                       spec.comm_id, spec.name, nranks_, rank_);
   nccl_net_comm_config cfg{-1};
-  check_nccl(net()->init(&ctx_, spec.comm_id, &cfg, perf_logger, ProfChain::callback(lib.instance())), "init");
+  check_nccl(
+      net()->init(&ctx_, spec.comm_id, &cfg, perf_logger, ProfChain::callback(lib.instance())),
+      "init");
   attr_ = undefined_attrs();
   try {
     connect_all(boot);
@@ -51,7 +54,8 @@ void Communicator::release() noexcept {
       if (c.comm != nullptr)
         for (void* mh : c.mhandles) net()->deregMr(c.comm, mh);
       c.mhandles.clear();
-      if (c.comm != nullptr) (list == &sends_ ? net()->closeSend(c.comm) : net()->closeRecv(c.comm));
+      if (c.comm != nullptr)
+        (list == &sends_ ? net()->closeSend(c.comm) : net()->closeRecv(c.comm));
       if (c.listen != nullptr) net()->closeListen(c.listen);
       c.comm = c.listen = nullptr;
     }
@@ -74,7 +78,8 @@ Conn& Communicator::recv_conn(int peer) {
 }
 
 void Communicator::set_attrs(const nccl_net_attr_v11& a) {
-  if (net()->setNetAttr != nullptr) check_nccl(net()->setNetAttr(ctx_, const_cast<nccl_net_attr_v11*>(&a)), "setNetAttr");
+  if (net()->setNetAttr != nullptr)
+    check_nccl(net()->setNetAttr(ctx_, const_cast<nccl_net_attr_v11*>(&a)), "setNetAttr");
   attr_ = a;
 }
 
@@ -109,8 +114,10 @@ void Communicator::connect_all(Bootstrap& boot) {
   for (std::size_t i = 0; i < sends_.size(); ++i) {
     Conn& c = sends_[i];
     c.peer = spec_.send_peers[i];
-    const unsigned char* h = &all[(static_cast<std::size_t>(c.peer) * static_cast<std::size_t>(nranks_) +
-                                   static_cast<std::size_t>(rank_)) * hb];
+    const unsigned char* h =
+        &all[(static_cast<std::size_t>(c.peer) * static_cast<std::size_t>(nranks_) +
+              static_cast<std::size_t>(rank_)) *
+             hb];
     if (std::memcmp(h, zero, hb) == 0)
       throw std::runtime_error("rank " + std::to_string(c.peer) + " published no handle for rank " +
                                std::to_string(rank_) + " (ranks run different collectives?)");
@@ -125,7 +132,8 @@ void Communicator::connect_all(Bootstrap& boot) {
   if (spec_.kind == ConnKind::kP2p) a.op = kOpSend | kOpRecv | kOpAlltoAll | kOpScatter | kOpGather;
   if (!sends_.empty() || !recvs_.empty()) set_attrs(a);
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec_.timeout_s);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(spec_.timeout_s);
   for (;;) {
     bool pending = false;
     for (Conn& c : sends_) {
@@ -142,7 +150,8 @@ void Communicator::connect_all(Bootstrap& boot) {
     }
     if (!pending) break;
     if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("rank " + std::to_string(rank_) + ": plugin connections not established within " +
+      throw std::runtime_error("rank " + std::to_string(rank_) +
+                               ": plugin connections not established within " +
                                std::to_string(static_cast<int>(spec_.timeout_s)) + " s");
     sched_yield();
   }
@@ -159,7 +168,8 @@ void Communicator::register_buffers(Conn& c) {
   for (std::size_t bytes : sizes) {
     c.bufs.push_back(alloc_host(bytes));
     void* mh = nullptr;
-    check_nccl(net()->regMr(c.comm, c.bufs.back().get(), bytes, squeeze::nccl::kPtrHost, &mh), "regMr");
+    check_nccl(net()->regMr(c.comm, c.bufs.back().get(), bytes, squeeze::nccl::kPtrHost, &mh),
+               "regMr");
     c.mhandles.push_back(mh);
   }
   c.simple = c.bufs.back().get();

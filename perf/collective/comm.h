@@ -26,16 +26,16 @@
 namespace squeeze::perf {
 
 // NCCL's numbers (NCCL 2.28.9 src/init.cc, src/include/device.h, nccl_common.h, net.cc).
-inline constexpr std::size_t kLLBytes = 8 * 512 * 8 * 16;       // DEFAULT_LL_BUFFSIZE
-inline constexpr std::size_t kLL128Bytes = 120 * 640 * 8 * 8;   // DEFAULT_LL128_BUFFSIZE
+inline constexpr std::size_t kLLBytes = 8 * 512 * 8 * 16;        // DEFAULT_LL_BUFFSIZE
+inline constexpr std::size_t kLL128Bytes = 120 * 640 * 8 * 8;    // DEFAULT_LL128_BUFFSIZE
 inline constexpr int kSteps = 8;                                 // NCCL_STEPS
 inline constexpr uint32_t kOpAllReduce = 1u << 4;                // BIT(ncclFuncAllReduce)
 inline constexpr uint32_t kOpSend = 1u << 6, kOpRecv = 1u << 7;  // BIT(ncclFuncSend/Recv)
 inline constexpr uint32_t kOpAlltoAll = 1u << 8;                 // BIT(ncclFuncAlltoAll)
 inline constexpr uint32_t kOpScatter = 1u << 9, kOpGather = 1u << 10;
-inline constexpr uint32_t kAlgoRing = 1u << 1;                   // BIT(NCCL_ALGO_RING = 1)
-inline constexpr uint32_t kProtoSimple = 1u << 2;                // BIT(NCCL_PROTO_SIMPLE = 2)
-inline constexpr uint32_t kAttrUndef = 0xFFFFFFFFu;              // NCCL_NET_ATTR_UNDEF (-1)
+inline constexpr uint32_t kAlgoRing = 1u << 1;       // BIT(NCCL_ALGO_RING = 1)
+inline constexpr uint32_t kProtoSimple = 1u << 2;    // BIT(NCCL_PROTO_SIMPLE = 2)
+inline constexpr uint32_t kAttrUndef = 0xFFFFFFFFu;  // NCCL_NET_ATTR_UNDEF (-1)
 
 struct FreeDeleter {
   void operator()(uint8_t* p) const { std::free(p); }
@@ -50,9 +50,9 @@ struct Conn {
   void* comm = nullptr;    // sendComm or recvComm
   void* listen = nullptr;  // receive side, until accepted
   alignas(8) unsigned char handle[128] = {};
-  std::vector<HostBuf> bufs;      // LL, LL128, SIMPLE (ring) or SIMPLE (p2p)
-  std::vector<void*> mhandles;    // same order
-  uint8_t* simple = nullptr;      // the SIMPLE buffer
+  std::vector<HostBuf> bufs;    // LL, LL128, SIMPLE (ring) or SIMPLE (p2p)
+  std::vector<void*> mhandles;  // same order
+  uint8_t* simple = nullptr;    // the SIMPLE buffer
   void* simple_mh = nullptr;
 };
 
@@ -63,7 +63,7 @@ struct CommSpec {
   uint64_t comm_id = 0;          // same on every rank
   std::string name;              // communicator name, for the profiler
   int dev = 0;
-  bool chain = true;             // play the profiler chain
+  bool chain = true;  // play the profiler chain
   double timeout_s = 120;
 };
 

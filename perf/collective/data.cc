@@ -37,15 +37,17 @@ uint64_t derive_seed(uint64_t base, uint64_t a, uint64_t b) {
   return z ^ (z >> 31);
 }
 
-std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed, compress::Dtype d,
-                                uint64_t step) {
+std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed,
+                                compress::Dtype d, uint64_t step) {
   std::vector<float> v;
   v.reserve(elems);
   for (uint64_t piece = 0; v.size() < elems; ++piece) {
     Traffic t;
-    if (!make_traffic(name, (elems - v.size()) * sizeof(float), derive_seed(seed, piece, 0x5157), &t, step))
+    if (!make_traffic(name, (elems - v.size()) * sizeof(float), derive_seed(seed, piece, 0x5157),
+                      &t, step))
       throw std::invalid_argument("--data '" + name + "': unknown data set");
-    if (t.values.empty()) throw std::runtime_error("--data '" + name + "': generator returned no values");
+    if (t.values.empty())
+      throw std::runtime_error("--data '" + name + "': generator returned no values");
     std::size_t take = std::min(t.values.size(), elems - v.size());
     v.insert(v.end(), t.values.begin(), t.values.begin() + static_cast<std::ptrdiff_t>(take));
   }
@@ -57,7 +59,8 @@ std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint
   return to_dtype(v, d);
 }
 
-void reduce(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d, RedOp op) {
+void reduce(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems, compress::Dtype d,
+            RedOp op) {
   if (d == compress::Dtype::kFloat32 && (op == RedOp::kSum || op == RedOp::kAvg)) {
     // Blocks through local arrays: no aliasing questions, and the loop vectorizes.
     constexpr std::size_t kBlock = 256;
@@ -72,18 +75,22 @@ void reduce(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems,
     return;
   }
   for (std::size_t i = 0; i < elems; ++i)
-    store(dst, i, apply_red_op(op, compress::float_element(a, d, i), compress::float_element(b, d, i)), d);
+    store(dst, i,
+          apply_red_op(op, compress::float_element(a, d, i), compress::float_element(b, d, i)), d);
 }
 
-void premultiply(uint8_t* dst, const uint8_t* src, std::size_t elems, compress::Dtype d, float scale) {
-  for (std::size_t i = 0; i < elems; ++i) store(dst, i, compress::float_element(src, d, i) * scale, d);
+void premultiply(uint8_t* dst, const uint8_t* src, std::size_t elems, compress::Dtype d,
+                 float scale) {
+  for (std::size_t i = 0; i < elems; ++i)
+    store(dst, i, compress::float_element(src, d, i) * scale, d);
 }
 
 namespace {
 
 // One block of elements that differ somewhere: the per-element check, float32 without the
 // generic load (the common case, and the one the compiler vectorizes).
-void compare_block(const uint8_t* got, const uint8_t* want, std::size_t n, compress::Dtype d, Comparison* c) {
+void compare_block(const uint8_t* got, const uint8_t* want, std::size_t n, compress::Dtype d,
+                   Comparison* c) {
   if (d == compress::Dtype::kFloat32) {
     constexpr std::size_t kLanes = 256;
     float g[kLanes], w[kLanes];
@@ -117,9 +124,11 @@ void compare_block(const uint8_t* got, const uint8_t* want, std::size_t n, compr
     if (std::memcmp(got + es * i, want + es * i, es) == 0) continue;
     ++c->differing;
     const float g = compress::float_element(got, d, i), w = compress::float_element(want, d, i);
-    double e = std::isnan(g) || std::isnan(w) ? (std::isnan(g) && std::isnan(w) ? 0.0 : NAN)
-                                              : std::fabs(static_cast<double>(g) - static_cast<double>(w));
-    if (std::isnan(e) || e > c->max_abs_err) c->max_abs_err = std::isnan(c->max_abs_err) ? c->max_abs_err : e;
+    double e = std::isnan(g) || std::isnan(w)
+                   ? (std::isnan(g) && std::isnan(w) ? 0.0 : NAN)
+                   : std::fabs(static_cast<double>(g) - static_cast<double>(w));
+    if (std::isnan(e) || e > c->max_abs_err)
+      c->max_abs_err = std::isnan(c->max_abs_err) ? c->max_abs_err : e;
   }
 }
 
@@ -142,7 +151,8 @@ uint64_t hash_bytes(const void* p, std::size_t n, uint64_t h) {
   // Four independent lanes over 32-byte strides (one multiply chain is latency-bound), then
   // folded together with the tail.
   const auto* b = static_cast<const uint8_t*>(p);
-  uint64_t lane[4] = {h, h ^ 0xD6E8FEB86659FD93ull, h ^ 0xBF58476D1CE4E5B9ull, h ^ 0x94D049BB133111EBull};
+  uint64_t lane[4] = {h, h ^ 0xD6E8FEB86659FD93ull, h ^ 0xBF58476D1CE4E5B9ull,
+                      h ^ 0x94D049BB133111EBull};
   std::size_t i = 0;
   for (; i + 32 <= n; i += 32) {
     for (std::size_t k = 0; k < 4; ++k) {
@@ -152,7 +162,8 @@ uint64_t hash_bytes(const void* p, std::size_t n, uint64_t h) {
       lane[k] ^= lane[k] >> 29;
     }
   }
-  for (std::size_t k = 0; k < 4; ++k) h = (h ^ (lane[k] * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+  for (std::size_t k = 0; k < 4; ++k)
+    h = (h ^ (lane[k] * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
   for (; i < n; ++i) h = (h ^ b[i]) * 0x100000001B3ull;
   return h ^ (h >> 32) ^ n;
 }

@@ -20,8 +20,8 @@ bool parse_collective_choice(const std::string& s, bool* allreduce, bool* alltoa
 // from successive seeds are concatenated until `elems` are filled, so any count works.
 // Throws std::invalid_argument for an unknown name.
 // `step`: see make_traffic (a later training step of the same data).
-std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed, compress::Dtype d,
-                                uint64_t step = 0);
+std::vector<uint8_t> make_input(const std::string& name, std::size_t elems, uint64_t seed,
+                                compress::Dtype d, uint64_t step = 0);
 
 // A seed that differs for every (base, a, b).
 uint64_t derive_seed(uint64_t base, uint64_t a, uint64_t b);
@@ -32,11 +32,12 @@ void reduce(uint8_t* dst, const uint8_t* a, const uint8_t* b, std::size_t elems,
             RedOp op = RedOp::kSum);
 // dst[i] = src[i] * scale in float, rounded to d: how NCCL's avg starts, each rank's input
 // times 1/nranks, then summed.
-void premultiply(uint8_t* dst, const uint8_t* src, std::size_t elems, compress::Dtype d, float scale);
+void premultiply(uint8_t* dst, const uint8_t* src, std::size_t elems, compress::Dtype d,
+                 float scale);
 
 struct Comparison {
-  double max_abs_err = 0;    // over elements, in float; NaN where exactly one side is NaN
-  std::size_t differing = 0; // elements whose bits differ
+  double max_abs_err = 0;     // over elements, in float; NaN where exactly one side is NaN
+  std::size_t differing = 0;  // elements whose bits differ
 };
 Comparison compare(const uint8_t* got, const uint8_t* want, std::size_t elems, compress::Dtype d);
 

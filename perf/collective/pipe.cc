@@ -9,27 +9,35 @@ namespace squeeze::perf {
 namespace {
 
 std::string where(const Communicator& c, const char* dir, int peer, std::size_t m) {
-  return "rank " + std::to_string(c.rank()) + ": " + dir + " rank " + std::to_string(peer) + ", message " +
-         std::to_string(m);
+  return "rank " + std::to_string(c.rank()) + ": " + dir + " rank " + std::to_string(peer) +
+         ", message " + std::to_string(m);
 }
 
 void check(int rc, const std::string& what) {
-  if (rc != kNcclSuccess) throw std::runtime_error(what + ": plugin returned " + nccl_result_name(rc));
+  if (rc != kNcclSuccess)
+    throw std::runtime_error(what + ": plugin returned " + nccl_result_name(rc));
 }
 
 }  // namespace
 
-SendPipe::SendPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, void* op_event,
-                   XferAttrs attrs, std::size_t addr_slots)
-    : comm_(comm), conn_(conn), base_(conn.simple), slot_bytes_(slot_bytes), op_event_(op_event), attrs_(attrs),
-      msgs_(static_cast<std::size_t>(nslots)), addr_slots_(addr_slots != 0 ? addr_slots : msgs_.size()) {}
+SendPipe::SendPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots,
+                   void* op_event, XferAttrs attrs, std::size_t addr_slots)
+    : comm_(comm),
+      conn_(conn),
+      base_(conn.simple),
+      slot_bytes_(slot_bytes),
+      op_event_(op_event),
+      attrs_(attrs),
+      msgs_(static_cast<std::size_t>(nslots)),
+      addr_slots_(addr_slots != 0 ? addr_slots : msgs_.size()) {}
 
 SendPipe::~SendPipe() {
   for (Msg& m : msgs_) comm_.chain().stop(m.ph.step_event);  // steps left by an error
 }
 
 void SendPipe::push(std::size_t bytes) {
-  if (!can_fill() || bytes > slot_bytes_) throw std::logic_error("SendPipe::push: no free slot or message too large");
+  if (!can_fill() || bytes > slot_bytes_)
+    throw std::logic_error("SendPipe::push: no free slot or message too large");
   Msg& m = msgs_[filled_ % msgs_.size()];
   m.bytes = bytes;
   m.req = nullptr;
@@ -65,10 +73,16 @@ bool SendPipe::progress() {
   return moved;
 }
 
-RecvPipe::RecvPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, std::size_t total,
-                   void* op_event, XferAttrs attrs, std::size_t addr_slots)
-    : comm_(comm), conn_(conn), base_(conn.simple), slot_bytes_(slot_bytes), total_(total), op_event_(op_event),
-      attrs_(attrs), slots_(static_cast<std::size_t>(nslots)),
+RecvPipe::RecvPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots,
+                   std::size_t total, void* op_event, XferAttrs attrs, std::size_t addr_slots)
+    : comm_(comm),
+      conn_(conn),
+      base_(conn.simple),
+      slot_bytes_(slot_bytes),
+      total_(total),
+      op_event_(op_event),
+      attrs_(attrs),
+      slots_(static_cast<std::size_t>(nslots)),
       addr_slots_(addr_slots != 0 ? addr_slots : slots_.size()) {}
 
 RecvPipe::~RecvPipe() {
@@ -93,16 +107,19 @@ bool RecvPipe::progress() {
     Slot& s = slots_[posted_ % slots_.size()];
     if (s.busy) break;
     if (s.req == nullptr) {  // first attempt for this message
-      if (posted_ == 0) comm_.xfer_attrs(false, attrs_.op, attrs_.algo, attrs_.proto, attrs_.npeers);
+      if (posted_ == 0)
+        comm_.xfer_attrs(false, attrs_.op, attrs_.algo, attrs_.proto, attrs_.npeers);
       s.ph.chain = comm_.chain().active() ? &comm_.chain() : nullptr;
-      if (s.ph.step_event == nullptr) s.ph.step_event = comm_.chain().proxy_step(op_event_, static_cast<int>(posted_));
+      if (s.ph.step_event == nullptr)
+        s.ph.step_event = comm_.chain().proxy_step(op_event_, static_cast<int>(posted_));
     }
     void* data = at(posted_);
     std::size_t cap = slot_bytes_;
     int tag = conn_.peer;
     void* mh = conn_.simple_mh;
     void* ph = &s.ph;
-    check(net->irecv(conn_.comm, 1, &data, &cap, &tag, &mh, &ph, &s.req), where(comm_, "irecv from", conn_.peer, posted_));
+    check(net->irecv(conn_.comm, 1, &data, &cap, &tag, &mh, &ph, &s.req),
+          where(comm_, "irecv from", conn_.peer, posted_));
     if (s.req == nullptr) break;
     s.busy = true;
     s.msg = posted_++;
@@ -114,8 +131,9 @@ bool RecvPipe::progress() {
     check(net->test(s.req, &done, &size), where(comm_, "test of receive from", conn_.peer, done_));
     if (!done) break;
     if (size < 0 || static_cast<std::size_t>(size) > slot_bytes_)
-      throw std::runtime_error(where(comm_, "receive from", conn_.peer, done_) + ": test reported " +
-                               std::to_string(size) + " bytes for a " + std::to_string(slot_bytes_) + "-byte buffer");
+      throw std::runtime_error(where(comm_, "receive from", conn_.peer, done_) +
+                               ": test reported " + std::to_string(size) + " bytes for a " +
+                               std::to_string(slot_bytes_) + "-byte buffer");
     s.size = static_cast<std::size_t>(size);
     s.req = nullptr;
     comm_.chain().stop(s.ph.step_event);

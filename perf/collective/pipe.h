@@ -27,8 +27,8 @@ struct XferAttrs {
 
 class SendPipe {
  public:
-  SendPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, void* op_event, XferAttrs attrs,
-           std::size_t addr_slots = 0);
+  SendPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, void* op_event,
+           XferAttrs attrs, std::size_t addr_slots = 0);
   ~SendPipe();
   SendPipe(const SendPipe&) = delete;
   SendPipe& operator=(const SendPipe&) = delete;
@@ -42,7 +42,9 @@ class SendPipe {
   std::size_t pushed() const { return filled_; }
 
  private:
-  uint8_t* at(std::size_t m) const { return base_ + (m % addr_slots_) * slot_bytes_; }  // message m's slot
+  uint8_t* at(std::size_t m) const {
+    return base_ + (m % addr_slots_) * slot_bytes_;
+  }  // message m's slot
   struct Msg {
     std::size_t bytes = 0;
     void* req = nullptr;
@@ -61,8 +63,8 @@ class SendPipe {
 
 class RecvPipe {
  public:
-  RecvPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, std::size_t total, void* op_event,
-           XferAttrs attrs, std::size_t addr_slots = 0);
+  RecvPipe(Communicator& comm, Conn& conn, std::size_t slot_bytes, int nslots, std::size_t total,
+           void* op_event, XferAttrs attrs, std::size_t addr_slots = 0);
   ~RecvPipe();
   RecvPipe(const RecvPipe&) = delete;
   RecvPipe& operator=(const RecvPipe&) = delete;
@@ -76,7 +78,9 @@ class RecvPipe {
   std::size_t total() const { return total_; }
 
  private:
-  uint8_t* at(std::size_t m) const { return base_ + (m % addr_slots_) * slot_bytes_; }  // message m's slot
+  uint8_t* at(std::size_t m) const {
+    return base_ + (m % addr_slots_) * slot_bytes_;
+  }  // message m's slot
   struct Slot {
     bool busy = false;
     std::size_t msg = 0;

@@ -18,7 +18,8 @@
 namespace squeeze::perf {
 
 void check_nccl(int rc, const char* what) {
-  if (rc != kNcclSuccess) throw std::runtime_error(std::string("plugin ") + what + " failed: " + nccl_result_name(rc));
+  if (rc != kNcclSuccess)
+    throw std::runtime_error(std::string("plugin ") + what + " failed: " + nccl_result_name(rc));
 }
 
 namespace {
@@ -30,7 +31,9 @@ void* dlopen_private_copy(const std::string& path) {
   if (!in) throw std::runtime_error("cannot read plugin " + path + ": " + std::strerror(errno));
   std::string tmpl = "/tmp/squeeze-perf-plugin-XXXXXX.so";
   Fd out(mkstemps(tmpl.data(), 3));
-  if (!out.valid()) throw std::runtime_error("cannot create a private copy of plugin " + path + " in /tmp: " + std::strerror(errno));
+  if (!out.valid())
+    throw std::runtime_error("cannot create a private copy of plugin " + path +
+                             " in /tmp: " + std::strerror(errno));
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::size_t done = 0;
   for (ssize_t n = 0; done < bytes.size(); done += static_cast<std::size_t>(n))
@@ -40,7 +43,8 @@ void* dlopen_private_copy(const std::string& path) {
   void* lib = written ? dlopen(tmpl.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
   const std::string why = written ? (lib == nullptr ? dlerror() : "") : "short write to " + tmpl;
   unlink(tmpl.c_str());
-  if (lib == nullptr) throw std::runtime_error("cannot load a private copy of plugin " + path + ": " + why);
+  if (lib == nullptr)
+    throw std::runtime_error("cannot load a private copy of plugin " + path + ": " + why);
   return lib;
 }
 

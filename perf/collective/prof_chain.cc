@@ -15,19 +15,20 @@ namespace {
 // reached through its own callback.
 std::array<std::atomic<nccl_profiler_v5*>, ProfChain::kInstances> g_profiler{};
 
-constexpr uint64_t kNetPluginImplies =
-    kProfileColl | kProfileP2p | kProfileProxyOp | kProfileProxyStep | kProfileCollApi | kProfileP2pApi;
+constexpr uint64_t kNetPluginImplies = kProfileColl | kProfileP2p | kProfileProxyOp |
+                                       kProfileProxyStep | kProfileCollApi | kProfileP2pApi;
 
 }  // namespace
 
 // NCCL 2.28.9 src/plugin/profiler.cc ncclProfilerCallback, with one guard NCCL lacks: a NULL
 // phandle is ignored instead of dereferenced.
-nccl_result_t prof_chain_callback(nccl_profiler_v5* prof, void** eh, int type, void* phandle, int64_t plugin_id,
-                                  void* ext) {
+nccl_result_t prof_chain_callback(nccl_profiler_v5* prof, void** eh, int type, void* phandle,
+                                  int64_t plugin_id, void* ext) {
   if (prof == nullptr || eh == nullptr) return kNcclSuccess;
   if (type == kProfilerNetEventStart) {
     const auto* h = static_cast<const ProxyEventHandle*>(phandle);
-    if (h == nullptr || h->chain == nullptr || !h->chain->wants(kProfileNetPlugin)) return kNcclSuccess;
+    if (h == nullptr || h->chain == nullptr || !h->chain->wants(kProfileNetPlugin))
+      return kNcclSuccess;
     nccl_profiler_event_descr_v5 d{};
     d.type = kProfileNetPlugin;
     d.parentObj = h->step_event;
@@ -49,7 +50,8 @@ nccl_result_t prof_chain_callback(nccl_profiler_v5* prof, void** eh, int type, v
 namespace {
 template <int I>
 nccl_result_t instance_callback(void** eh, int type, void* phandle, int64_t plugin_id, void* ext) {
-  return prof_chain_callback(g_profiler[I].load(std::memory_order_acquire), eh, type, phandle, plugin_id, ext);
+  return prof_chain_callback(g_profiler[I].load(std::memory_order_acquire), eh, type, phandle,
+                             plugin_id, ext);
 }
 }  // namespace
 
@@ -57,14 +59,16 @@ nccl_profiler_callback_t ProfChain::callback(int instance) {
   return instance == 0 ? instance_callback<0> : instance_callback<1>;
 }
 
-ProfChain::ProfChain(nccl_profiler_v5* profiler, int instance, uint64_t comm_hash, const std::string& comm_name,
-                     int nranks, int rank)
+ProfChain::ProfChain(nccl_profiler_v5* profiler, int instance, uint64_t comm_hash,
+                     const std::string& comm_name, int nranks, int rank)
     : p_(profiler), rank_(rank) {
   if (p_ == nullptr) return;
   g_profiler.at(static_cast<std::size_t>(instance)).store(p_, std::memory_order_release);
   int mask = 0;
   // nNodes = nranks: every rank is its own node, as with distinct NCCL_HOSTIDs.
-  check_nccl(p_->init(&ctx_, comm_hash, &mask, comm_name.c_str(), nranks, nranks, rank, perf_logger), "profiler init");
+  check_nccl(
+      p_->init(&ctx_, comm_hash, &mask, comm_name.c_str(), nranks, nranks, rank, perf_logger),
+      "profiler init");
   mask_ = mask;
 }
 
@@ -116,7 +120,8 @@ void* ProfChain::coll(void* parent, uint64_t seq, const char* func, const void* 
   return start(&d);
 }
 
-void* ProfChain::p2p(void* parent, const char* func, void* buff, std::size_t count, const char* dtype, int peer) {
+void* ProfChain::p2p(void* parent, const char* func, void* buff, std::size_t count,
+                     const char* dtype, int peer) {
   nccl_profiler_event_descr_v5 d{};
   d.type = kProfileP2p;
   d.parentObj = parent;

@@ -27,11 +27,12 @@ struct ProxyEventHandle {
 
 class ProfChain {
  public:
-  static constexpr int kInstances = 2;  // plugin instances in one process: the plugin and a --baseline copy
+  static constexpr int kInstances =
+      2;  // plugin instances in one process: the plugin and a --baseline copy
   // profiler == nullptr: no chain. Calls the profiler's init (NCCL does so per communicator).
   // `instance`: which plugin instance's profiler (PluginLib::instance()).
-  ProfChain(nccl_profiler_v5* profiler, int instance, uint64_t comm_hash, const std::string& comm_name, int nranks,
-            int rank);
+  ProfChain(nccl_profiler_v5* profiler, int instance, uint64_t comm_hash,
+            const std::string& comm_name, int nranks, int rank);
   ~ProfChain();  // the profiler's finalize
   ProfChain(const ProfChain&) = delete;
   ProfChain& operator=(const ProfChain&) = delete;
@@ -48,7 +49,8 @@ class ProfChain {
   void* coll(void* parent, uint64_t seq, const char* func, const void* sendbuff, void* recvbuff,
              std::size_t count, const char* dtype, const char* algo, const char* proto,
              int nchannels = 1);
-  void* p2p(void* parent, const char* func, void* buff, std::size_t count, const char* dtype, int peer);
+  void* p2p(void* parent, const char* func, void* buff, std::size_t count, const char* dtype,
+            int peer);
   void* proxy_op(void* parent, int peer, int nsteps, int chunk_size, bool is_send);
   void* proxy_step(void* op, int step);
   void stop(void* handle);

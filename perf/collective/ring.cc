@@ -18,18 +18,23 @@ int mod(long a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
 }  // namespace
 
-RingSchedule::RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p, RedOp op)
+RingSchedule::RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p,
+                           RedOp op)
     : count_(count), n_(nranks), dtype_(d), op_(op), elem_(compress::dtype_size(d)) {
   slice_elems_ = p.step_bytes * static_cast<std::size_t>(p.slice_steps) / elem_;
   const std::size_t chunk_elems = p.step_bytes * static_cast<std::size_t>(p.chunk_steps) / elem_;
   const std::size_t align = std::max<std::size_t>(1, 16 / elem_);  // alignUp(.., 16/sizeof(T))
-  const auto nslices = static_cast<uint32_t>(std::max(1, p.chunk_steps / p.slice_steps));  // SlicePerChunk
+  const auto nslices =
+      static_cast<uint32_t>(std::max(1, p.chunk_steps / p.slice_steps));  // SlicePerChunk
   if (n_ < 2 || count == 0) return;
   const std::size_t loop = chunk_elems * static_cast<std::size_t>(n_);
   for (std::size_t off = 0; off < count; off += loop) {
     const std::size_t len = std::min(loop, count - off);
     std::size_t chunk = chunk_elems;
-    if (len < loop) chunk = ((len + static_cast<std::size_t>(n_) - 1) / static_cast<std::size_t>(n_) + align - 1) / align * align;
+    if (len < loop)
+      chunk =
+          ((len + static_cast<std::size_t>(n_) - 1) / static_cast<std::size_t>(n_) + align - 1) /
+          align * align;
     for (uint32_t step = 0; step < static_cast<uint32_t>(2 * (n_ - 1)); ++step)
       for (uint32_t t = 0; t < nslices; ++t) xfers_.push_back({off, len, chunk, step, t, nslices});
   }
@@ -41,7 +46,8 @@ std::pair<std::size_t, std::size_t> RingSchedule::range(const Xfer& x, int seg) 
   const std::size_t nelem = std::min(end, seg_b + x.chunk) - seg_b;
   // prims_simple.h genericOp: every step is SlicePerChunk messages (empty ones included) of
   // max(divUp(nelem, 16*SlicePerChunk)*16, sliceSize/32) elements, the last one clipped.
-  const std::size_t per = std::max((nelem + 16 * x.nslices - 1) / (16 * x.nslices) * 16, slice_elems_ / 32);
+  const std::size_t per =
+      std::max((nelem + 16 * x.nslices - 1) / (16 * x.nslices) * 16, slice_elems_ / 32);
   const std::size_t b = std::min(nelem, static_cast<std::size_t>(x.slice) * per);
   return {seg_b + b, seg_b + std::min(nelem, b + per)};
 }
@@ -54,19 +60,21 @@ void RingSchedule::reference(const std::vector<const uint8_t*>& inputs, uint8_t*
   for (const Xfer& x : xfers_) {
     if (x.step != 0 || x.slice != 0) continue;  // once per loop
     for (int j = 0; j < n_; ++j) {
-      const std::size_t b = std::min(x.loop_off + x.loop_len, x.loop_off + static_cast<std::size_t>(j) * x.chunk);
+      const std::size_t b =
+          std::min(x.loop_off + x.loop_len, x.loop_off + static_cast<std::size_t>(j) * x.chunk);
       const std::size_t e = std::min(x.loop_off + x.loop_len, b + x.chunk);
       if (e == b) continue;
       uint8_t* o = out + b * elem_;
       std::memcpy(o, inputs[static_cast<std::size_t>(mod(j + 1, n_))] + b * elem_, (e - b) * elem_);
       for (int k = 2; k <= n_; ++k)
-        reduce(o, o, inputs[static_cast<std::size_t>(mod(j + k, n_))] + b * elem_, e - b, dtype_, op_);
+        reduce(o, o, inputs[static_cast<std::size_t>(mod(j + k, n_))] + b * elem_, e - b, dtype_,
+               op_);
     }
   }
 }
 
-void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams& p, const uint8_t* in, uint8_t* out,
-                    const char* nccl_dtype) {
+void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams& p,
+                    const uint8_t* in, uint8_t* out, const char* nccl_dtype) {
   const int n = comm.nranks(), r = comm.rank();
   const std::size_t es = compress::dtype_size(s.dtype());
   if (n < 2) {
@@ -84,7 +92,8 @@ void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams&
   // connection, and a ProxyStep per message (in the pipes).
   ProfChain& ch = comm.chain();
   void* api = ch.coll_api("AllReduce", s.count(), nccl_dtype);
-  void* coll = ch.coll(api, comm.next_seq(kOpAllReduce), "AllReduce", in, out, s.count(), nccl_dtype, "RING", "SIMPLE");
+  void* coll = ch.coll(api, comm.next_seq(kOpAllReduce), "AllReduce", in, out, s.count(),
+                       nccl_dtype, "RING", "SIMPLE");
   ch.stop(api);
   ch.stop(coll);
   const int chunk = static_cast<int>(s.slice_bytes());
@@ -108,8 +117,9 @@ void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams&
     if (xs[k].step == last_step) finals.push_back(k);
   auto expect = [&](std::size_t k, std::size_t bytes) {
     if (rp.size(k) != bytes)
-      throw std::runtime_error("rank " + std::to_string(r) + ": all-reduce message " + std::to_string(k) + " from rank " +
-                               std::to_string(prev) + " has " + std::to_string(rp.size(k)) + " bytes, expected " +
+      throw std::runtime_error("rank " + std::to_string(r) + ": all-reduce message " +
+                               std::to_string(k) + " from rank " + std::to_string(prev) + " has " +
+                               std::to_string(rp.size(k)) + " bytes, expected " +
                                std::to_string(bytes));
   };
 
@@ -157,10 +167,11 @@ void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams&
       last_move = now;
     } else {
       if (now - last_move > std::chrono::duration<double>(comm.timeout_s()))
-        throw std::runtime_error("rank " + std::to_string(r) + ": all-reduce made no progress for " +
-                                 std::to_string(static_cast<int>(comm.timeout_s())) + " s (sent " +
-                                 std::to_string(sp.completed()) + "/" + std::to_string(total) + ", received " +
-                                 std::to_string(rp.received()) + "/" + std::to_string(total) + ")");
+        throw std::runtime_error(
+            "rank " + std::to_string(r) + ": all-reduce made no progress for " +
+            std::to_string(static_cast<int>(comm.timeout_s())) + " s (sent " +
+            std::to_string(sp.completed()) + "/" + std::to_string(total) + ", received " +
+            std::to_string(rp.received()) + "/" + std::to_string(total) + ")");
       sched_yield();
     }
   }

@@ -2,8 +2,9 @@
 // src/device/all_reduce.h runRing): the buffer is processed in loops of nranks chunks; in each
 // loop a rank does 2(n-1) steps on one chunk each (send; n-2 x recvReduceSend;
 // recvReduceCopySend; n-2 x recvCopySend; recv), every step as SlicePerChunk (2) messages of
-// up to sliceSteps FIFO steps each, sized as prims_simple.h sizes them. The reduction (what NCCL's kernel does; sum, prod, min or max) runs on the host here, in float, rounded to
-// the dtype at every hop, so the raw result is bit-identical to the reference below.
+// up to sliceSteps FIFO steps each, sized as prims_simple.h sizes them. The reduction (what NCCL's
+// kernel does; sum, prod, min or max) runs on the host here, in float, rounded to the dtype at
+// every hop, so the raw result is bit-identical to the reference below.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +28,8 @@ class RingSchedule {
  public:
   // op: the reduction each hop applies (the caller premultiplies the inputs for avg and
   // passes kSum).
-  RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p, RedOp op = RedOp::kSum);
+  RingSchedule(std::size_t count, int nranks, compress::Dtype d, const RingParams& p,
+               RedOp op = RedOp::kSum);
 
   struct Xfer {
     std::size_t loop_off;  // first element of the loop
@@ -62,7 +64,7 @@ class RingSchedule {
 
 // One all-reduce of s.count() elements from `in` to `out` over comm's ring connections
 // (send to rank+1, receive from rank-1), with the profiler events and setNetAttr NCCL issues.
-void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams& p, const uint8_t* in, uint8_t* out,
-                    const char* nccl_dtype);
+void ring_allreduce(Communicator& comm, const RingSchedule& s, const RingParams& p,
+                    const uint8_t* in, uint8_t* out, const char* nccl_dtype);
 
 }  // namespace squeeze::perf

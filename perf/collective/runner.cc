@@ -103,7 +103,8 @@ Row summarize(RankContext& ctx, Row row, const Arm& arm, bool agreement) {
   double sum = 0;
   for (std::size_t i = 0; i < arm.times.size(); ++i) {
     double worst = 0;
-    for (std::size_t r = 0; r < n; ++r) worst = std::max(worst, all_times[r * arm.times.size() + i]);
+    for (std::size_t r = 0; r < n; ++r)
+      worst = std::max(worst, all_times[r * arm.times.size() + i]);
     sum += worst;
     row.iter_us.push_back(worst);
   }
@@ -121,14 +122,17 @@ Row summarize(RankContext& ctx, Row row, const Arm& arm, bool agreement) {
   for (const Summary& s : all) {
     row.max_err = nan_max(row.max_err, s.max_err);
     row.differing += s.differing;
-    if (s.wrong_applies != 0 && row.wrong >= 0) row.wrong += static_cast<int64_t>(s.wrong);
-    else row.wrong = -1;
+    if (s.wrong_applies != 0 && row.wrong >= 0)
+      row.wrong += static_cast<int64_t>(s.wrong);
+    else
+      row.wrong = -1;
     row.handed += s.handed;
     row.wire += s.wire;
     row.have_ratio = row.have_ratio && s.stats_found != 0;
   }
   row.have_ratio = row.have_ratio && row.wire > 0;
-  row.ratio = row.have_ratio ? static_cast<double>(row.handed) / static_cast<double>(row.wire) : 1.0;
+  row.ratio =
+      row.have_ratio ? static_cast<double>(row.handed) / static_cast<double>(row.wire) : 1.0;
   if (agreement) {
     row.agree = 1;
     for (const Summary& s : all) row.agree = row.agree && s.hash == all[0].hash;
@@ -158,7 +162,8 @@ std::vector<Row> measure(RankContext& ctx, const Row& row, std::vector<ArmWork> 
                          const std::function<void(int iteration)>& next_inputs = {}) {
   const Options& o = ctx.opt;
   Bootstrap& boot = ctx.boot;
-  const bool agreement = row.collective == "allreduce";  // only all-reduce outputs agree across ranks
+  const bool agreement =
+      row.collective == "allreduce";  // only all-reduce outputs agree across ranks
   std::vector<Arm> arms(works.size());
   for (std::size_t i = 0; i < arms.size(); ++i) {
     arms[i].lib = i == 0 ? &ctx.lib : ctx.baseline_lib;
@@ -197,7 +202,8 @@ std::vector<Row> measure(RankContext& ctx, const Row& row, std::vector<ArmWork> 
         a.mine.wrong_applies =
             bound.kind == Bound::Kind::kNone || (agreement && o.op == RedOp::kProd) ? 0 : 1;
       }
-      if (agreement) a.mine.hash = hash_bytes(out, elems * compress::dtype_size(o.dtype), a.mine.hash);
+      if (agreement)
+        a.mine.hash = hash_bytes(out, elems * compress::dtype_size(o.dtype), a.mine.hash);
     }
   }
   std::vector<Row> rows;
@@ -417,8 +423,10 @@ std::vector<Row> run_alltoall(RankContext& ctx, std::size_t bytes) {
   const std::size_t block = per_peer * es;
   for (int q = 0; q < n; ++q) {
     const auto uq = static_cast<std::size_t>(q);
-    auto mine = make_input(o.a2a_data, per_peer, derive_seed(o.seed, 2 + static_cast<uint64_t>(r), uq), o.dtype);
-    auto theirs = make_input(o.a2a_data, per_peer, derive_seed(o.seed, 2 + uq, static_cast<uint64_t>(r)), o.dtype);
+    auto mine = make_input(o.a2a_data, per_peer,
+                           derive_seed(o.seed, 2 + static_cast<uint64_t>(r), uq), o.dtype);
+    auto theirs = make_input(o.a2a_data, per_peer,
+                             derive_seed(o.seed, 2 + uq, static_cast<uint64_t>(r)), o.dtype);
     if (block != 0) {
       std::memcpy(in.data() + uq * block, mine.data(), block);
       std::memcpy(want.data() + uq * block, theirs.data(), block);

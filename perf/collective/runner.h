@@ -29,7 +29,7 @@ struct RankContext {
   Bootstrap& boot;
   const PluginLib& lib;
   const StatsFile& stats;
-  int dev = 0;  // the same device in both instances: they discover the same interfaces
+  int dev = 0;             // the same device in both instances: they discover the same interfaces
   uint64_t comm_base = 0;  // same on every rank; each communicator adds its index
   uint64_t comm_index = 0;
   const PluginLib* baseline_lib = nullptr;  // --baseline: a private copy of the plugin

@@ -21,8 +21,10 @@ class ScopedEnv {
   }
   ~ScopedEnv() {
     if (!active_) return;
-    if (had_old_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
+    if (had_old_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugin/policy/stats.h"
 #include "plugin/params/params.h"
+#include "plugin/policy/stats.h"
 
 namespace squeeze::perf {
 namespace {
@@ -24,7 +24,9 @@ bool add_file(const std::string& path, WireTotals* w) {
   nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
   if (doc.is_discarded() || !doc.contains("totals") || !doc["totals"].is_object()) return false;
   const auto& t = doc["totals"];
-  auto get = [&](const char* k) { return t.contains(k) && t[k].is_number_unsigned() ? t[k].get<uint64_t>() : 0; };
+  auto get = [&](const char* k) {
+    return t.contains(k) && t[k].is_number_unsigned() ? t[k].get<uint64_t>() : 0;
+  };
   w->bytes_in += get("bytes_in");
   w->bytes_out += get("bytes_out");
   w->raw_bytes += get("raw_bytes");
@@ -80,7 +82,8 @@ StatsDir::~StatsDir() {
   if (dir_.empty()) return;
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
-  unsetenv(policy::kStatsEnv);  // the plugin's exit-time report must not write into the removed directory
+  unsetenv(policy::kStatsEnv);  // the plugin's exit-time report must not write into the removed
+                                // directory
   if (DIR* d = opendir(dir_.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
@@ -98,7 +101,9 @@ std::string baseline_template(const std::string& main_template) {
 }
 
 StatsFile::StatsFile(int rank, bool baseline) {
-  if (const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kStats, nullptr); env.set) {
+  if (const squeeze::params::Value env =
+          squeeze::params::Settings::read_env(squeeze::params::Id::kStats, nullptr);
+      env.set) {
     template_ = baseline ? baseline_template(env.text) : env.text;
     path_ = policy::stats_path_for_rank(template_, rank);
     // A file left by an earlier run would read as this run's counters until the plugin first
@@ -118,7 +123,8 @@ WireTotals StatsFile::read() const {
 
 WireTotals wire_delta(const WireTotals& b, const WireTotals& a) {
   WireTotals d;
-  if (!a.found || a.bytes_in < b.bytes_in || a.bytes_out < b.bytes_out || a.raw_bytes < b.raw_bytes) {
+  if (!a.found || a.bytes_in < b.bytes_in || a.bytes_out < b.bytes_out ||
+      a.raw_bytes < b.raw_bytes) {
     d.found = false;
     return d;
   }

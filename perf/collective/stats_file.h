@@ -16,10 +16,10 @@
 namespace squeeze::perf {
 
 struct WireTotals {
-  bool found = false;        // a stats file was there and parsed
-  uint64_t bytes_in = 0;     // handed to the plugin in messages it encoded
-  uint64_t bytes_out = 0;    // the frames it sent for them
-  uint64_t raw_bytes = 0;    // handed and sent unchanged
+  bool found = false;      // a stats file was there and parsed
+  uint64_t bytes_in = 0;   // handed to the plugin in messages it encoded
+  uint64_t bytes_out = 0;  // the frames it sent for them
+  uint64_t raw_bytes = 0;  // handed and sent unchanged
   uint64_t messages = 0, raw_messages = 0;
   uint64_t handed() const { return bytes_in + raw_bytes; }
   uint64_t wire() const { return bytes_out + raw_bytes; }

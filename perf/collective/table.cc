@@ -13,9 +13,11 @@ void print_header(const RunInfo& info) {
               info.ifname.empty() ? "(plugin default)" : info.ifname.c_str(), info.dtype.c_str());
   std::printf("#   profiler chain %s\n", info.chain.c_str());
   if (!info.baseline_policy.empty())
-    std::printf("#   baseline: a private copy of the plugin under policy %s; iterations alternate between the two, "
-                "speedup = baseline time / time\n",
-                info.baseline_policy.c_str());
+    std::printf(
+        "#   baseline: a private copy of the plugin under policy %s; iterations alternate between "
+        "the two, "
+        "speedup = baseline time / time\n",
+        info.baseline_policy.c_str());
   if (info.route == "collnet" || info.baseline_route == "collnet")
     std::printf(
         "#   all-reduce route %s%s%s: collnet = the plugin's collective network "
@@ -24,14 +26,21 @@ void print_header(const RunInfo& info) {
         info.route.c_str(), info.baseline_policy.empty() ? "" : ", baseline's ",
         info.baseline_policy.empty() ? "" : info.baseline_route.c_str(), info.collnet_channels);
   if (info.gpu_copies)
-    std::printf("#   copies gpu: all-to-all time leaves out the copies NCCL's GPU kernels make (user buffer <-> FIFO, "
-                "own block)\n");
-  std::printf("#   time = mean over iterations of the slowest rank's time; busbw = algbw * 2(n-1)/n (all-reduce), "
-              "(n-1)/n (all-to-all), as nccl-tests\n");
-  std::printf("#   #wrong = elements beyond the policy's stated bound, over ranks and iterations (bit-exact where "
-              "nothing lossy applies; N/A = no bound stated)\n");
-  std::printf("#   ratio = bytes handed to the plugin / bytes it put on the wire, from the plugin's own "
-              "statistics (SQUEEZE_STATS), over the warm-up and timed iterations; \"-\" = not reported\n");
+    std::printf(
+        "#   copies gpu: all-to-all time leaves out the copies NCCL's GPU kernels make (user "
+        "buffer <-> FIFO, "
+        "own block)\n");
+  std::printf(
+      "#   time = mean over iterations of the slowest rank's time; busbw = algbw * 2(n-1)/n "
+      "(all-reduce), "
+      "(n-1)/n (all-to-all), as nccl-tests\n");
+  std::printf(
+      "#   #wrong = elements beyond the policy's stated bound, over ranks and iterations "
+      "(bit-exact where "
+      "nothing lossy applies; N/A = no bound stated)\n");
+  std::printf(
+      "#   ratio = bytes handed to the plugin / bytes it put on the wire, from the plugin's own "
+      "statistics (SQUEEZE_STATS), over the warm-up and timed iterations; \"-\" = not reported\n");
   std::printf(
       "#   max_err = max |result - exact|, exact = the uncompressed result on the row's route; "
       "agree = all ranks' all-reduce outputs bit-identical (\"no\" where the policy does not keep "
@@ -68,36 +77,39 @@ void print_baseline(const Row& main, const Row& baseline) {
 }
 
 void print_json(const Row& r, const RunInfo& info) {
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  nlohmann::json j = {{"bench", "squeeze-perf"},
-                      {"collective", r.collective},
-                      {"route", r.route},
-                      {"nranks", r.nranks},
-                      {"size", r.bytes},
-                      {"count", r.count},
-                      {"type", r.type},
-                      {"redop", r.redop},
-                      {"root", -1},
-                      {"data", r.data},
-                      {"iters", r.iters},
-                      {"time_us", num(r.time_us)},
-                      {"algbw_GBps", num(r.algbw)},
-                      {"busbw_GBps", num(r.busbw)},
-                      {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
-                      {"ratio_source", r.have_ratio ? "plugin-stats" : "unavailable"},
-                      {"bytes_handed", r.handed},
-                      {"bytes_wire", r.wire},
-                      {"max_abs_err", num(r.max_err)},
-                      {"differing", r.differing},
-                      {"bit_exact", r.differing == 0},
-                      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
-                      {"bound", r.bound},
-                      {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
-                      {"agree_required", r.agree_required},
-                      {"policy", r.arm == "baseline" ? info.baseline_policy : info.policy},
-                      {"ifname", info.ifname},
-                      {"chain", info.chain_active},
-                      {"copies", r.collective == "alltoall" && info.gpu_copies ? "gpu" : "cpu"}};
+  auto num = [](double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+  };
+  nlohmann::json j = {
+      {"bench", "squeeze-perf"},
+      {"collective", r.collective},
+      {"route", r.route},
+      {"nranks", r.nranks},
+      {"size", r.bytes},
+      {"count", r.count},
+      {"type", r.type},
+      {"redop", r.redop},
+      {"root", -1},
+      {"data", r.data},
+      {"iters", r.iters},
+      {"time_us", num(r.time_us)},
+      {"algbw_GBps", num(r.algbw)},
+      {"busbw_GBps", num(r.busbw)},
+      {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
+      {"ratio_source", r.have_ratio ? "plugin-stats" : "unavailable"},
+      {"bytes_handed", r.handed},
+      {"bytes_wire", r.wire},
+      {"max_abs_err", num(r.max_err)},
+      {"differing", r.differing},
+      {"bit_exact", r.differing == 0},
+      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
+      {"bound", r.bound},
+      {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
+      {"agree_required", r.agree_required},
+      {"policy", r.arm == "baseline" ? info.baseline_policy : info.policy},
+      {"ifname", info.ifname},
+      {"chain", info.chain_active},
+      {"copies", r.collective == "alltoall" && info.gpu_copies ? "gpu" : "cpu"}};
   if (!info.label.empty()) j["label"] = info.label;
   if (!r.arm.empty()) j["arm"] = r.arm;
   if (r.speedup > 0) j["speedup_vs_baseline"] = num(r.speedup);

@@ -13,27 +13,29 @@
 namespace squeeze::perf {
 
 struct Row {
-  std::string collective;      // "allreduce" | "alltoall"
-  std::size_t bytes = 0;       // per rank, as nccl-tests counts it
-  std::size_t count = 0;       // elements of the call, as nccl-tests counts them (all-to-all: per peer)
-  std::string type;            // nccl-tests' names: float | bfloat16 | half
-  std::string redop;           // sum | prod | min | max | avg; "none" for all-to-all
-  std::string data;            // data set name
+  std::string collective;  // "allreduce" | "alltoall"
+  std::size_t bytes = 0;   // per rank, as nccl-tests counts it
+  std::size_t count = 0;   // elements of the call, as nccl-tests counts them (all-to-all: per peer)
+  std::string type;        // nccl-tests' names: float | bfloat16 | half
+  std::string redop;       // sum | prod | min | max | avg; "none" for all-to-all
+  std::string data;        // data set name
   int nranks = 0;
   int iters = 0;
-  double time_us = 0;          // mean over iterations of the slowest rank's time
-  double algbw = 0, busbw = 0; // GB/s
-  bool have_ratio = false;     // the plugin's statistics were readable
-  double ratio = 1;            // bytes handed to the plugin / bytes it put on the wire
+  double time_us = 0;           // mean over iterations of the slowest rank's time
+  double algbw = 0, busbw = 0;  // GB/s
+  bool have_ratio = false;      // the plugin's statistics were readable
+  double ratio = 1;             // bytes handed to the plugin / bytes it put on the wire
   uint64_t handed = 0, wire = 0;
-  double max_err = 0;          // max |out - exact| over ranks and iterations (NaN: NaN mismatch)
-  uint64_t differing = 0;      // elements not bit-identical to the exact result, summed over ranks and iterations
-  int64_t wrong = 0;           // elements beyond the stated bound, over ranks and iterations; -1: no bound stated
-  std::string bound;           // the policy's stated bound, one word ("exact", "rel=0.02")
-  int agree = -1;              // all-reduce: 1 all ranks bit-identical, 0 not; -1 not applicable
-  bool agree_required = true;  // false where the policy lets all-reduce ranks differ
-  std::string arm;             // with --baseline: "main" or "baseline"; else ""
-  std::string route;           // "ring" | "collnet" (all-reduce), "p2p" (all-to-all)
+  double max_err = 0;  // max |out - exact| over ranks and iterations (NaN: NaN mismatch)
+  uint64_t differing =
+      0;  // elements not bit-identical to the exact result, summed over ranks and iterations
+  int64_t wrong =
+      0;  // elements beyond the stated bound, over ranks and iterations; -1: no bound stated
+  std::string bound;            // the policy's stated bound, one word ("exact", "rel=0.02")
+  int agree = -1;               // all-reduce: 1 all ranks bit-identical, 0 not; -1 not applicable
+  bool agree_required = true;   // false where the policy lets all-reduce ranks differ
+  std::string arm;              // with --baseline: "main" or "baseline"; else ""
+  std::string route;            // "ring" | "collnet" (all-reduce), "p2p" (all-to-all)
   std::vector<double> iter_us;  // each timed iteration's slowest-rank time
   // Main row with --baseline: the median over iterations of baseline time / this time, the
   // two run back to back; else 0.
@@ -43,7 +45,7 @@ struct Row {
 struct RunInfo {
   int nranks = 0;
   std::string plugin, policy, ifname, dtype, label;
-  std::string baseline_policy;  // --baseline, "" when none
+  std::string baseline_policy;        // --baseline, "" when none
   std::string route, baseline_route;  // the all-reduce's route in each instance
   int collnet_channels = 0;
   std::string chain;  // how the profiler chain is played, in words

@@ -21,14 +21,10 @@ bool parse_float_dtype(const std::string& s, compress::Dtype* out) {
 
 const char* nccl_tests_type_name(compress::Dtype d) {
   switch (d) {
-    case compress::Dtype::kFloat16:
-      return "half";
-    case compress::Dtype::kBfloat16:
-      return "bfloat16";
-    case compress::Dtype::kFloat32:
-      return "float";
-    default:
-      return "bytes";
+    case compress::Dtype::kFloat16: return "half";
+    case compress::Dtype::kBfloat16: return "bfloat16";
+    case compress::Dtype::kFloat32: return "float";
+    default: return "bytes";
   }
 }
 

@@ -20,16 +20,11 @@ std::string& tag() {
 
 const char* level_name(int level) {
   switch (level) {
-    case kLogWarn:
-      return "WARN";
-    case kLogInfo:
-      return "INFO";
-    case kLogAbort:
-      return "ABORT";
-    case kLogTrace:
-      return "TRACE";
-    default:
-      return "LOG";
+    case kLogWarn: return "WARN";
+    case kLogInfo: return "INFO";
+    case kLogAbort: return "ABORT";
+    case kLogTrace: return "TRACE";
+    default: return "LOG";
   }
 }
 
@@ -62,7 +57,8 @@ void set_log_tag(const std::string& t) { tag() = t; }
 void perf_logger(int level, unsigned long, const char* file, int line, const char* fmt, ...) {
   // Read once: the plugin may log on every message, and this runs inside the timed loop.
   static const bool verbose = [] {
-    const squeeze::params::Value v = squeeze::params::Settings::read_env(squeeze::params::Id::kPerfVerbose, nullptr);
+    const squeeze::params::Value v =
+        squeeze::params::Settings::read_env(squeeze::params::Id::kPerfVerbose, nullptr);
     return v.set && v.integer != 0;
   }();
   if (level > kLogWarn && !verbose) return;

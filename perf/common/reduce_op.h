@@ -18,14 +18,10 @@ const char* red_op_name(RedOp op);
 // rank's input by 1/nranks before summing).
 inline float apply_red_op(RedOp op, float a, float b) {
   switch (op) {
-    case RedOp::kProd:
-      return a * b;
-    case RedOp::kMin:
-      return a < b ? a : b;
-    case RedOp::kMax:
-      return a > b ? a : b;
-    default:
-      return a + b;
+    case RedOp::kProd: return a * b;
+    case RedOp::kMin: return a < b ? a : b;
+    case RedOp::kMax: return a > b ? a : b;
+    default: return a + b;
   }
 }
 

@@ -33,12 +33,9 @@ bool same_as_pair(const uint8_t* got, const uint8_t* a, const uint8_t* b, std::s
 // Unit roundoff: 2^-p for p significant bits.
 double unit_roundoff(Dtype d) {
   switch (d) {
-    case Dtype::kBfloat16:
-      return std::ldexp(1.0, -8);
-    case Dtype::kFloat16:
-      return std::ldexp(1.0, -11);
-    default:
-      return std::ldexp(1.0, -24);
+    case Dtype::kBfloat16: return std::ldexp(1.0, -8);
+    case Dtype::kFloat16: return std::ldexp(1.0, -11);
+    default: return std::ldexp(1.0, -24);
   }
 }
 
@@ -141,23 +138,16 @@ CheckResult check_allreduce(const std::vector<const uint8_t*>& inputs, const uin
         }
         tol = rounding;
         break;
-      case Bound::Kind::kAbs:
-        tol = b.value + rounding;
-        break;
-      case Bound::Kind::kRel:
-        tol = b.value * range_sum * scale + rounding;
-        break;
+      case Bound::Kind::kAbs: tol = b.value + rounding; break;
+      case Bound::Kind::kRel: tol = b.value * range_sum * scale + rounding; break;
       case Bound::Kind::kRelRow: {
         double w = 0;
         for (std::size_t q = 0; q < n; ++q) w += window(rows[q], i / b.row_length);
         tol = b.value * w * scale + rounding;
         break;
       }
-      case Bound::Kind::kCast:
-        tol = hops * cast_u * abs_sum + rounding;
-        break;
-      case Bound::Kind::kNone:
-        continue;
+      case Bound::Kind::kCast: tol = hops * cast_u * abs_sum + rounding; break;
+      case Bound::Kind::kNone: continue;
     }
     r.wrong += err <= tol ? 0 : 1;  // NaN is wrong
   }
@@ -186,23 +176,12 @@ CheckResult check_alltoall(const uint8_t* want, const uint8_t* got, std::size_t 
       note_error(&r, err);
       double tol = 0;
       switch (b.kind) {
-        case Bound::Kind::kExact:
-          r.wrong += 1;
-          continue;
-        case Bound::Kind::kAbs:
-          tol = b.value;
-          break;
-        case Bound::Kind::kRel:
-          tol = b.value * range;
-          break;
-        case Bound::Kind::kRelRow:
-          tol = b.value * window(rows, i / b.row_length);
-          break;
-        case Bound::Kind::kCast:
-          tol = cast_u * std::fabs(w);
-          break;
-        case Bound::Kind::kNone:
-          continue;
+        case Bound::Kind::kExact: r.wrong += 1; continue;
+        case Bound::Kind::kAbs: tol = b.value; break;
+        case Bound::Kind::kRel: tol = b.value * range; break;
+        case Bound::Kind::kRelRow: tol = b.value * window(rows, i / b.row_length); break;
+        case Bound::Kind::kCast: tol = cast_u * std::fabs(w); break;
+        case Bound::Kind::kNone: continue;
       }
       r.wrong += err <= tol + u * std::fabs(w) ? 0 : 1;  // + rounding into the dtype; NaN is wrong
     }

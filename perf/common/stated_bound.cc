@@ -61,8 +61,7 @@ Bound bound_for(const policy::Policy* policy, Coll c, compress::Dtype d, uint64_
         break;
       }
       [[fallthrough]];
-    default:
-      b.kind = Bound::Kind::kRel;
+    default: b.kind = Bound::Kind::kRel;
   }
   char text[64];
   std::snprintf(text, sizeof text, "%s=%.3g", name, b.value);

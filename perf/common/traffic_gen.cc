@@ -50,7 +50,8 @@ class Zipf {
  public:
   Zipf(std::size_t n, double alpha) : cdf_(n) {
     double sum = 0;
-    for (std::size_t i = 0; i < n; ++i) cdf_[i] = (sum += std::pow(static_cast<double>(i + 1), -alpha));
+    for (std::size_t i = 0; i < n; ++i)
+      cdf_[i] = (sum += std::pow(static_cast<double>(i + 1), -alpha));
     for (double& c : cdf_) c /= sum;
   }
   std::size_t draw(Rng* rng) const {
@@ -76,7 +77,7 @@ void embeddings(std::size_t bytes, uint64_t seed, uint32_t dim, Traffic* t) {
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t k = 0; k < kTables; ++k) {
       const double scale = 0.025 * std::pow(4.0, static_cast<double>(k % 4) / 3.0);  // 0.025 .. 0.1
-      const uint64_t item = mix(k, zipf[k].draw(&rng)) % kRows[k];                // popular ranks scatter
+      const uint64_t item = mix(k, zipf[k].draw(&rng)) % kRows[k];  // popular ranks scatter
       Rng row(mix(seed ^ (k << 40), item));
       for (uint32_t d = 0; d < dim; ++d) *out++ = static_cast<float>(scale * row.normal());
     }
@@ -115,7 +116,8 @@ void sparse_grads(std::size_t bytes, uint64_t seed, Traffic* t) {
   t->values.assign(rows * dim, 0.0f);
   for (std::size_t r = 0; r < rows; ++r) {
     if (rng.uniform() >= 0.05) continue;
-    for (uint32_t d = 0; d < dim; ++d) t->values[r * dim + d] = static_cast<float>(1e-3 * rng.normal());
+    for (uint32_t d = 0; d < dim; ++d)
+      t->values[r * dim + d] = static_cast<float>(1e-3 * rng.normal());
   }
 }
 
@@ -128,8 +130,8 @@ void activations(std::size_t bytes, uint64_t seed, Traffic* t) {
 }  // namespace
 
 const std::vector<std::string>& traffic_names() {
-  static const std::vector<std::string> names = {"embeddings", "embeddings128", "gradients", "sparse_grads",
-                                                 "activations"};
+  static const std::vector<std::string> names = {"embeddings", "embeddings128", "gradients",
+                                                 "sparse_grads", "activations"};
   return names;
 }
 
@@ -162,7 +164,8 @@ std::vector<uint8_t> to_dtype(const std::vector<float>& v, compress::Dtype d) {
     if (d == compress::Dtype::kFloat32) {
       std::memcpy(&out[4 * i], &v[i], 4);
     } else {
-      const uint16_t h = d == compress::Dtype::kBfloat16 ? compress::f32_to_bf16(v[i]) : compress::f32_to_f16(v[i]);
+      const uint16_t h = d == compress::Dtype::kBfloat16 ? compress::f32_to_bf16(v[i])
+                                                         : compress::f32_to_f16(v[i]);
       std::memcpy(&out[2 * i], &h, 2);
     }
   }

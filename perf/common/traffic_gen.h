@@ -26,8 +26,8 @@ namespace squeeze::perf {
 
 struct Traffic {
   std::string name;
-  std::vector<float> values;   // float32 message
-  uint32_t row_length = 0;     // elements per row, 0 = no rows
+  std::vector<float> values;  // float32 message
+  uint32_t row_length = 0;    // elements per row, 0 = no rows
 };
 
 // Names accepted by make_traffic, in the order benchmarks print them.

@@ -10,10 +10,14 @@ void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) { cuda_check(cudaMalloc(&p_, bytes == 0 ? 1 : bytes), "cudaMalloc"); }
+DeviceBuffer::DeviceBuffer(std::size_t bytes) {
+  cuda_check(cudaMalloc(&p_, bytes == 0 ? 1 : bytes), "cudaMalloc");
+}
 DeviceBuffer::~DeviceBuffer() { cudaFree(p_); }
 
-Stream::Stream() { cuda_check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+Stream::Stream() {
+  cuda_check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate");
+}
 Stream::~Stream() { cudaStreamDestroy(s_); }
 
 Comm::Comm(const NcclLib& lib, int nranks, const ncclUniqueId& id, int rank) : lib_(lib) {
@@ -49,7 +53,8 @@ void Comm::wait(const Stream& s, double timeout_s) const {
     check(lib_.CommGetAsyncError(c_, &async), "ncclCommGetAsyncError");
     if (async != ncclSuccess && async != ncclInProgress) check(async, "NCCL (asynchronous error)");
     if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("the collective did not finish within " + std::to_string(static_cast<int>(timeout_s)) +
+      throw std::runtime_error("the collective did not finish within " +
+                               std::to_string(static_cast<int>(timeout_s)) +
                                " s (a rank or the network is stuck; NCCL_DEBUG=INFO tells more)");
     std::this_thread::yield();
   }

@@ -36,8 +36,10 @@ std::vector<std::string> rank_env(const std::map<std::string, std::string>& set)
     if (eq != nullptr) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
   }
   for (const auto& [k, v] : set) {
-    if (v.empty()) env.erase(k);
-    else env[k] = v;
+    if (v.empty())
+      env.erase(k);
+    else
+      env[k] = v;
   }
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
@@ -46,8 +48,9 @@ std::vector<std::string> rank_env(const std::map<std::string, std::string>& set)
 
 // Variables that route every byte through the chosen net; the user may override the ones
 // marked as defaults.
-std::map<std::string, std::string> mode_env(const Options& o, const Mode& m, const std::string& plugin,
-                                            const std::string& run_dir, int rank) {
+std::map<std::string, std::string> mode_env(const Options& o, const Mode& m,
+                                            const std::string& plugin, const std::string& run_dir,
+                                            int rank) {
   std::map<std::string, std::string> set;
   auto dflt = [&](const char* k, const std::string& v) {
     const char* cur = std::getenv(k);
@@ -55,7 +58,8 @@ std::map<std::string, std::string> mode_env(const Options& o, const Mode& m, con
   };
   // A different host id per rank: NCCL then sees one GPU per host and uses the net between
   // them, even for ranks on the same GPU (no P2P, SHM or NVLS path exists across hosts).
-  set["NCCL_HOSTID"] = "squeeze-nccl-perf-" + std::to_string(getpid()) + "-rank" + std::to_string(rank);
+  set["NCCL_HOSTID"] =
+      "squeeze-nccl-perf-" + std::to_string(getpid()) + "-rank" + std::to_string(rank);
   dflt("NCCL_IB_DISABLE", "1");
   dflt("NCCL_P2P_DISABLE", "1");
   dflt("NCCL_SHM_DISABLE", "1");
@@ -106,7 +110,8 @@ class Ranks {
   // Waits for every rank. The first that fails with an error (not a failed check) ends the
   // others after a grace period; so does the timeout. Returns the worst exit code.
   int wait(double timeout_s, const std::string& mode) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     int worst = 0;
     bool killing = false;
     auto killed_at = std::chrono::steady_clock::now();
@@ -117,7 +122,8 @@ class Ranks {
         for (auto& q : pids_) q = q == p ? -1 : q;
         const int code = WIFEXITED(st) ? WEXITSTATUS(st) : kExitRankError;
         if (WIFSIGNALED(st) && !killing)
-          std::fprintf(stderr, "squeeze-nccl-perf: mode %s: a rank died of signal %d\n", mode.c_str(), WTERMSIG(st));
+          std::fprintf(stderr, "squeeze-nccl-perf: mode %s: a rank died of signal %d\n",
+                       mode.c_str(), WTERMSIG(st));
         if (code != 0 && code != kExitCheckFailed && !killing) {
           killing = true;
           killed_at = std::chrono::steady_clock::now();
@@ -127,8 +133,10 @@ class Ranks {
         continue;
       }
       if (!killing && std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "squeeze-nccl-perf: mode %s: ranks still running after --timeout %d s; stopping them\n",
-                     mode.c_str(), static_cast<int>(timeout_s));
+        std::fprintf(
+            stderr,
+            "squeeze-nccl-perf: mode %s: ranks still running after --timeout %d s; stopping them\n",
+            mode.c_str(), static_cast<int>(timeout_s));
         killing = true;
         killed_at = std::chrono::steady_clock::now();
         worst = kExitRankError;
@@ -169,20 +177,23 @@ std::vector<std::string> rank_args(const Options& o, const std::string& exe, con
     if (!gpus.empty()) gpus += ',';
     gpus += std::to_string(g);
   }
-  for (const std::string& s : {std::string("-N"), std::to_string(o.nranks), std::string("--gpus"), gpus,
-                               std::string("--nccl-lib"), lib, std::string("--timeout"),
-                               std::to_string(static_cast<int>(o.timeout_s)), std::string("--run-dir"), run_dir,
-                               std::string("--mode"), m.name, std::string("--rank"), std::to_string(rank)})
+  for (const std::string& s :
+       {std::string("-N"), std::to_string(o.nranks), std::string("--gpus"), gpus,
+        std::string("--nccl-lib"), lib, std::string("--timeout"),
+        std::to_string(static_cast<int>(o.timeout_s)), std::string("--run-dir"), run_dir,
+        std::string("--mode"), m.name, std::string("--rank"), std::to_string(rank)})
     a.push_back(s);
   return a;
 }
 
-int run_mode(const Options& o, const Mode& m, const std::string& lib, const std::string& plugin, std::vector<Row>* rows) {
+int run_mode(const Options& o, const Mode& m, const std::string& lib, const std::string& plugin,
+             std::vector<Row>* rows) {
   RunDir dir(o.keep_dir, m.name);
   Ranks ranks;
   const std::string exe = self_exe();
   for (int r = 0; r < o.nranks; ++r)
-    ranks.start(rank_args(o, exe, lib, dir.path(), m, r), rank_env(mode_env(o, m, plugin, dir.path(), r)));
+    ranks.start(rank_args(o, exe, lib, dir.path(), m, r),
+                rank_env(mode_env(o, m, plugin, dir.path(), r)));
   const int rc = ranks.wait(o.timeout_s, m.name);
   for (const std::string& line : read_lines(dir.path(), "rows.jsonl")) {
     Row r;
@@ -212,7 +223,8 @@ int launch(const Options& o) {
   }
   for (int g : o.gpus) {
     if (g >= ndev) {
-      std::fprintf(stderr, "squeeze-nccl-perf: --gpus: device %d does not exist (%d found)\n", g, ndev);
+      std::fprintf(stderr, "squeeze-nccl-perf: --gpus: device %d does not exist (%d found)\n", g,
+                   ndev);
       return kExitUsage;
     }
   }
@@ -229,7 +241,9 @@ int launch(const Options& o) {
   bool need_plugin = false;
   for (const Mode& m : o.modes) need_plugin = need_plugin || !m.socket;
   if (need_plugin && !file_exists(plugin)) {
-    std::fprintf(stderr, "squeeze-nccl-perf: the plugin %s does not exist (build nccl-net-squeeze or pass --plugin)\n",
+    std::fprintf(stderr,
+                 "squeeze-nccl-perf: the plugin %s does not exist (build nccl-net-squeeze or pass "
+                 "--plugin)\n",
                  plugin.c_str());
     return kExitUsage;
   }
@@ -239,8 +253,11 @@ int launch(const Options& o) {
   for (const Mode& m : o.modes) {
     if (o.modes.size() > 1 && !o.json) std::printf("\n");
     const int rc = run_mode(o, m, lib_path, plugin, &rows);
-    if (rc == kExitRankError) std::fprintf(stderr, "squeeze-nccl-perf: mode %s failed (see the rank's message above)\n", m.name.c_str());
-    worst = rc == kExitRankError || worst == kExitRankError ? kExitRankError : (rc != 0 ? rc : worst);
+    if (rc == kExitRankError)
+      std::fprintf(stderr, "squeeze-nccl-perf: mode %s failed (see the rank's message above)\n",
+                   m.name.c_str());
+    worst =
+        rc == kExitRankError || worst == kExitRankError ? kExitRankError : (rc != 0 ? rc : worst);
   }
   if (o.sweep) print_sweep_summary(rows, o.json, o.label);
   return worst;

@@ -12,13 +12,15 @@ namespace {
 template <typename Fn>
 void bind(void* h, const char* name, Fn* out, bool required, const std::string& path) {
   *out = reinterpret_cast<Fn>(dlsym(h, name));
-  if (*out == nullptr && required) throw std::runtime_error(path + ": no symbol " + name + " (not libnccl?)");
+  if (*out == nullptr && required)
+    throw std::runtime_error(path + ": no symbol " + name + " (not libnccl?)");
 }
 
 }  // namespace
 
 NcclLib::NcclLib(const std::string& path) {
-  std::vector<std::string> tries = path.empty() ? nccl_lib_candidates() : std::vector<std::string>{path};
+  std::vector<std::string> tries =
+      path.empty() ? nccl_lib_candidates() : std::vector<std::string>{path};
   std::string errors;
   for (const std::string& p : tries) {
     handle_ = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -30,8 +32,10 @@ NcclLib::NcclLib(const std::string& path) {
     errors += "\n  " + p + ": " + (e != nullptr ? e : "unknown error");
   }
   if (handle_ == nullptr)
-    throw std::runtime_error("cannot load libnccl (give --nccl-lib PATH or SQUEEZE_NCCL_LIB; PyTorch's is in "
-                             "site-packages/nvidia/nccl*/lib):" + errors);
+    throw std::runtime_error(
+        "cannot load libnccl (give --nccl-lib PATH or SQUEEZE_NCCL_LIB; PyTorch's is in "
+        "site-packages/nvidia/nccl*/lib):" +
+        errors);
   try {
     bind(handle_, "ncclGetVersion", &GetVersion, true, path_);
     bind(handle_, "ncclGetUniqueId", &GetUniqueId, true, path_);
@@ -69,7 +73,8 @@ int NcclLib::version() const {
 std::string NcclLib::version_string() const {
   const int v = version();
   // NCCL_VERSION(X,Y,Z) is X*10000 + Y*100 + Z from 2.9 on.
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100);
 }
 
 std::string NcclLib::describe(const char* call, ncclResult_t r, ncclComm_t comm) const {

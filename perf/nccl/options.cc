@@ -25,8 +25,9 @@ constexpr const char* kAbout =
 
 // Launcher options: a rank process gets what the launcher decided instead of these.
 const std::vector<std::string> kLauncherOnly = {
-    "--policy", "--baseline", "--sweep", "--sweep-modes", "--nranks", "--gpus", "--plugin", "--nccl-lib",
-    "--ifname", "--bypass", "--source-dir", "--timeout", "--keep", "--rank", "--run-dir", "--mode"};
+    "--policy", "--baseline", "--sweep",   "--sweep-modes", "--nranks",     "--gpus",
+    "--plugin", "--nccl-lib", "--ifname",  "--bypass",      "--source-dir", "--timeout",
+    "--keep",   "--rank",     "--run-dir", "--mode"};
 
 std::string parse_gpus(const std::string& v, std::vector<int>* out) {
   std::vector<int> gpus;
@@ -54,7 +55,8 @@ std::vector<std::size_t> size_list(const Options& o) {
   return v;
 }
 
-bool sweep_modes(const std::string& source_dir, const std::string& names, std::vector<Mode>* out, std::string* error) {
+bool sweep_modes(const std::string& source_dir, const std::string& names, std::vector<Mode>* out,
+                 std::string* error) {
   const std::vector<Mode> all = {
       {"socket", true, ""},
       {"raw", false, source_dir + "/config/off.json"},
@@ -79,7 +81,8 @@ bool sweep_modes(const std::string& source_dir, const std::string& names, std::v
       }
     }
     if (!found) {
-      *error = "--sweep-modes: unknown mode '" + item + "' (known: socket, raw, lossless, quantize, threshold, cast)";
+      *error = "--sweep-modes: unknown mode '" + item +
+               "' (known: socket, raw, lossless, quantize, threshold, cast)";
       return false;
     }
   }
@@ -98,24 +101,29 @@ Options parse_options(int argc, char** argv) {
             "socket, raw, then each codec (lossless, quantize, threshold, cast) in one run, with "
             "busbw ratios raw/socket and codec/raw")
       .text("--sweep-modes", &sweep_names, "LIST",
-            "with --sweep: only these (comma list of socket, raw, lossless, quantize, threshold, cast)")
+            "with --sweep: only these (comma list of socket, raw, lossless, quantize, threshold, "
+            "cast)")
       .section("Ranks")
       .integer("-N,--nranks", &o.nranks, 2, 64, "processes (nccl-tests' -n is --iters here)")
       .custom("--gpus", "LIST", "a comma list of device numbers",
               "CUDA devices, rank r on LIST[r % len] (0: all on GPU 0)",
               [&](const std::string& v) { return parse_gpus(v, &o.gpus); })
       .default_text("0")
-      .text("--plugin", &o.plugin, "PATH", "the plugin (default: the one built or installed with this tool)")
+      .text("--plugin", &o.plugin, "PATH",
+            "the plugin (default: the one built or installed with this tool)")
       .text("--nccl-lib", &o.nccl_lib, "PATH",
-            "libnccl to load (default: $SQUEEZE_NCCL_LIB, the CUDA toolkit's found at build time, then "
+            "libnccl to load (default: $SQUEEZE_NCCL_LIB, the CUDA toolkit's found at build time, "
+            "then "
             "libnccl.so.2 on the loader's path)")
       .text("--ifname", &o.ifname, "IF", "NCCL_SOCKET_IFNAME and SQUEEZE_SOCKET_IFNAME")
       .choice("--bypass", &bypass, {"auto", "off"},
               "SQUEEZE_BYPASS for the plugin (off: compress even where it does not pay)")
       .default_text("inherited")
-      .text("--source-dir", &o.source_dir, "DIR", "the Squeeze source tree, for config/ and perf/nccl/policies/")
+      .text("--source-dir", &o.source_dir, "DIR",
+            "the Squeeze source tree, for config/ and perf/nccl/policies/")
       .section("Work (nccl-tests' flags)")
-      .choice("--collective", &collective, {"allreduce", "alltoall", "both"}, "the collectives to run")
+      .choice("--collective", &collective, {"allreduce", "alltoall", "both"},
+              "the collectives to run")
       .bytes("-b,--minbytes", &o.min_bytes, "smallest size per rank")
       .bytes("-e,--maxbytes", &o.max_bytes, "largest size per rank")
       .integer("-f,--stepfactor", &o.step_factor, 2, 1024, "size multiplier")
@@ -127,10 +135,11 @@ Options parse_options(int argc, char** argv) {
       .default_text("")
       .choice("--ar-data", &o.ar_data, traffic_names(), "all-reduce's data set")
       .choice("--a2a-data", &o.a2a_data, traffic_names(), "all-to-all's data set")
-      .choice("--a2a-api", &o.a2a_api, {"auto", "alltoall", "sendrecv"},
-              "alltoall: ncclAlltoAll (the plugin sees \"alltoall\"); sendrecv: grouped "
-              "ncclSend/ncclRecv (it sees \"send\"/\"recv\"); auto: ncclAlltoAll where the loaded NCCL "
-              "has it (2.28 on)")
+      .choice(
+          "--a2a-api", &o.a2a_api, {"auto", "alltoall", "sendrecv"},
+          "alltoall: ncclAlltoAll (the plugin sees \"alltoall\"); sendrecv: grouped "
+          "ncclSend/ncclRecv (it sees \"send\"/\"recv\"); auto: ncclAlltoAll where the loaded NCCL "
+          "has it (2.28 on)")
       .integer("--seed", &o.seed, 0, 1LL << 62, "input seed")
       .number("--timeout", &o.timeout_s, 1, 86400, "seconds for each mode's whole run")
       .section("Output")
@@ -140,7 +149,8 @@ Options parse_options(int argc, char** argv) {
             "exit 1 if any row has #wrong > 0 (elements beyond the policy's bound) or ranks that "
             "disagree; #wrong is counted either way (-c 1, -c 0, or --check alone for 1)")
       .text("--keep", &o.keep_dir, "DIR",
-            "keep each mode's run files (NCCL ids, per-rank summaries, the plugin's SQUEEZE_STATS files) "
+            "keep each mode's run files (NCCL ids, per-rank summaries, the plugin's SQUEEZE_STATS "
+            "files) "
             "under DIR/<mode>/")
       .integer("--rank", &o.rank, 0, 63, "internal: this process is rank R")
       .hidden()
@@ -155,7 +165,8 @@ Options parse_options(int argc, char** argv) {
   parse_float_dtype(o.dtype_name, &o.dtype);
   parse_red_op(op, &o.op);
   for (const CliParser::Given& g : cli.given_options()) {
-    if (std::find(kLauncherOnly.begin(), kLauncherOnly.end(), g.option) != kLauncherOnly.end()) continue;
+    if (std::find(kLauncherOnly.begin(), kLauncherOnly.end(), g.option) != kLauncherOnly.end())
+      continue;
     o.work_args.insert(o.work_args.end(), g.tokens.begin(), g.tokens.end());
   }
   if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) cli.fail("need 0 < -b <= -e");
@@ -173,10 +184,12 @@ Options parse_options(int argc, char** argv) {
     o.modes.push_back({"socket", true, ""});
   } else {
     // Named after the policy file: "off", "dlrm-alltoall", ...; "default" for the built-in one.
-    const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr);
+    const squeeze::params::Value env =
+        squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr);
     const std::string file = have_policy ? policy : env.text;
     std::string name = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
+      name.resize(name.size() - 5);
     o.modes.push_back({name.empty() ? "default" : name, false, file});
   }
   return o;

@@ -23,15 +23,15 @@ struct Mode {
 
 struct Options {
   // What runs.
-  std::vector<Mode> modes;       // one, or the sweep's list
+  std::vector<Mode> modes;  // one, or the sweep's list
   bool sweep = false;
   int nranks = 2;
-  std::vector<int> gpus = {0};   // rank r uses gpus[r % size]
-  std::string plugin;            // NCCL_NET_PLUGIN (default: the plugin built with this tool)
-  std::string nccl_lib;          // libnccl to dlopen (default: see nccl_lib.h)
-  std::string ifname = "lo";     // NCCL_SOCKET_IFNAME and SQUEEZE_SOCKET_IFNAME
-  std::string bypass;            // SQUEEZE_BYPASS for plugin modes ("" = inherit)
-  std::string source_dir;        // where config/ and perf/nccl/policies/ are
+  std::vector<int> gpus = {0};  // rank r uses gpus[r % size]
+  std::string plugin;           // NCCL_NET_PLUGIN (default: the plugin built with this tool)
+  std::string nccl_lib;         // libnccl to dlopen (default: see nccl_lib.h)
+  std::string ifname = "lo";    // NCCL_SOCKET_IFNAME and SQUEEZE_SOCKET_IFNAME
+  std::string bypass;           // SQUEEZE_BYPASS for plugin modes ("" = inherit)
+  std::string source_dir;       // where config/ and perf/nccl/policies/ are
 
   // Work, as nccl-tests names it (-b -e -f -n -w -d -o).
   bool do_allreduce = true, do_alltoall = true;
@@ -42,14 +42,15 @@ struct Options {
   std::string dtype_name = "float";  // nccl-tests' name: float, half, bfloat16
   RedOp op = RedOp::kSum;            // all-reduce's reduction (-o)
   uint64_t seed = 1;
-  std::string a2a_api = "auto";  // alltoall (ncclAlltoAll) | sendrecv (grouped ncclSend/ncclRecv) | auto
-  double timeout_s = 300;        // per mode, all rows
+  std::string a2a_api =
+      "auto";              // alltoall (ncclAlltoAll) | sendrecv (grouped ncclSend/ncclRecv) | auto
+  double timeout_s = 300;  // per mode, all rows
 
   // Output.
   bool json = false;
-  bool check = false;            // -c 1: exit 1 on any #wrong or disagreeing ranks
+  bool check = false;  // -c 1: exit 1 on any #wrong or disagreeing ranks
   std::string label;
-  std::string keep_dir;          // keep each mode's run files (ids, summaries, stats) here
+  std::string keep_dir;  // keep each mode's run files (ids, summaries, stats) here
 
   // Internal: set by the launcher for a rank process.
   int rank = -1;
@@ -69,6 +70,7 @@ std::vector<std::size_t> size_list(const Options& o);
 // The sweep's modes: socket, raw (config/off.json), lossless (config/lossless.json), then
 // quantize, threshold, cast (perf/nccl/policies/). `names` (comma list, "" = all) selects.
 // Returns false with *error naming an unknown mode.
-bool sweep_modes(const std::string& source_dir, const std::string& names, std::vector<Mode>* out, std::string* error);
+bool sweep_modes(const std::string& source_dir, const std::string& names, std::vector<Mode>* out,
+                 std::string* error);
 
 }  // namespace squeeze::perf::nccl

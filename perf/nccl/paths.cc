@@ -18,7 +18,7 @@ std::string parent_dir(const std::string& p) {
 }  // namespace
 
 bool file_exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return !path.empty() && stat(path.c_str(), &st) == 0;
 }
 
@@ -36,7 +36,9 @@ std::string self_exe() {
 }
 
 std::string default_source_dir() {
-  if (const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kSourceDir, nullptr); env.set)
+  if (const squeeze::params::Value env =
+          squeeze::params::Settings::read_env(squeeze::params::Id::kSourceDir, nullptr);
+      env.set)
     return env.text;
   const std::string up2 = parent_dir(parent_dir(parent_dir(self_exe())));
   if (file_exists(up2 + "/config/off.json") && file_exists(up2 + "/perf/nccl/policies")) return up2;
@@ -45,14 +47,17 @@ std::string default_source_dir() {
 
 std::string default_plugin_path() {
   const std::string exe_dir = parent_dir(self_exe());
-  for (const std::string& p : {exe_dir + "/../plugin/libnccl-net-squeeze.so", exe_dir + "/../lib/libnccl-net-squeeze.so"})
+  for (const std::string& p :
+       {exe_dir + "/../plugin/libnccl-net-squeeze.so", exe_dir + "/../lib/libnccl-net-squeeze.so"})
     if (file_exists(p)) return absolute_path(p);
   return SQUEEZE_PLUGIN_PATH;
 }
 
 std::vector<std::string> nccl_lib_candidates() {
   std::vector<std::string> v;
-  if (const squeeze::params::Value env = squeeze::params::Settings::read_env(squeeze::params::Id::kNcclLib, nullptr); env.set)
+  if (const squeeze::params::Value env =
+          squeeze::params::Settings::read_env(squeeze::params::Id::kNcclLib, nullptr);
+      env.set)
     v.emplace_back(env.text);
   if (file_exists(SQUEEZE_NCCL_LIBRARY)) v.emplace_back(SQUEEZE_NCCL_LIBRARY);
   v.emplace_back("libnccl.so.2");

@@ -23,8 +23,8 @@
 #include "perf/nccl/cuda_res.h"
 #include "perf/nccl/report.h"
 #include "perf/nccl/run_files.h"
-#include "plugin/policy/policy_load.h"
 #include "plugin/params/params.h"
+#include "plugin/policy/policy_load.h"
 
 namespace squeeze::perf::nccl {
 namespace {
@@ -53,7 +53,9 @@ std::string env_or(const char* name, const std::string& dflt) {
 }
 
 ncclDataType_t nccl_type(compress::Dtype d) {
-  return d == compress::Dtype::kBfloat16 ? ncclBfloat16 : d == compress::Dtype::kFloat16 ? ncclFloat16 : ncclFloat32;
+  return d == compress::Dtype::kBfloat16  ? ncclBfloat16
+         : d == compress::Dtype::kFloat16 ? ncclFloat16
+                                          : ncclFloat32;
 }
 
 ncclRedOp_t nccl_op(RedOp op) {
@@ -77,17 +79,22 @@ ncclUniqueId share_id(const Ctx& c, int k) {
   }
   const std::string s = await(c.o.run_dir, name, c.o.timeout_s);
   if (s.size() != sizeof id.internal)
-    throw std::runtime_error(c.o.run_dir + "/" + name + ": " + std::to_string(s.size()) + " bytes, not an ncclUniqueId (" +
-                             std::to_string(sizeof id.internal) + ")");
+    throw std::runtime_error(c.o.run_dir + "/" + name + ": " + std::to_string(s.size()) +
+                             " bytes, not an ncclUniqueId (" + std::to_string(sizeof id.internal) +
+                             ")");
   std::memcpy(id.internal, s.data(), sizeof id.internal);
   return id;
 }
 
 nlohmann::json to_json(const Summary& s) {
-  return {{"time_us", s.time_us}, {"max_err", std::isnan(s.max_err) ? nlohmann::json(nullptr) : nlohmann::json(s.max_err)},
-          {"wrong", s.wrong},     {"wrong_applies", s.wrong_applies},
-          {"hash", s.hash},       {"stats_found", s.stats_found},
-          {"handed", s.handed},   {"wire", s.wire}};
+  return {{"time_us", s.time_us},
+          {"max_err", std::isnan(s.max_err) ? nlohmann::json(nullptr) : nlohmann::json(s.max_err)},
+          {"wrong", s.wrong},
+          {"wrong_applies", s.wrong_applies},
+          {"hash", s.hash},
+          {"stats_found", s.stats_found},
+          {"handed", s.handed},
+          {"wire", s.wire}};
 }
 
 Summary from_json(const std::string& text, const std::string& where) {
@@ -111,7 +118,7 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
   const std::size_t es = compress::dtype_size(o.dtype), un = static_cast<std::size_t>(c.n);
   const auto me = static_cast<uint64_t>(c.rank);
   std::vector<std::vector<uint8_t>> inputs;  // all-reduce: every rank's input (for the exact sum)
-  std::vector<uint8_t> in, want;            // all-to-all: what this rank sends and must receive
+  std::vector<uint8_t> in, want;             // all-to-all: what this rank sends and must receive
   std::size_t per_peer = 0;
   if (coll == Coll::kAllReduce) {
     row->count = bytes / es;
@@ -143,24 +150,32 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
     Stream stream;
     DeviceBuffer send(row->bytes), recv(row->bytes);
     Comm comm(c.lib, c.n, id, c.rank);
-    cuda_check(cudaMemcpy(send.get(), src, row->bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the GPU");
-    cuda_check(cudaMemset(recv.get(), 0xFF, row->bytes), "cudaMemset");  // NaNs where nothing arrives
+    cuda_check(cudaMemcpy(send.get(), src, row->bytes, cudaMemcpyHostToDevice),
+               "cudaMemcpy to the GPU");
+    cuda_check(cudaMemset(recv.get(), 0xFF, row->bytes),
+               "cudaMemset");  // NaNs where nothing arrives
     const ncclDataType_t dt = nccl_type(o.dtype);
     auto launch = [&] {
       if (coll == Coll::kAllReduce) {
-        comm.check(c.lib.AllReduce(send.get(), recv.get(), row->count, dt, nccl_op(o.op), comm.get(), stream.get()),
+        comm.check(c.lib.AllReduce(send.get(), recv.get(), row->count, dt, nccl_op(o.op),
+                                   comm.get(), stream.get()),
                    "ncclAllReduce");
         return;
       }
       if (!c.a2a_sendrecv) {
-        comm.check(c.lib.AlltoAll(send.get(), recv.get(), per_peer, dt, comm.get(), stream.get()), "ncclAlltoAll");
+        comm.check(c.lib.AlltoAll(send.get(), recv.get(), per_peer, dt, comm.get(), stream.get()),
+                   "ncclAlltoAll");
         return;
       }
       comm.check(c.lib.GroupStart(), "ncclGroupStart");
       for (std::size_t q = 0; q < un; ++q) {
         const int peer = static_cast<int>(q);
-        comm.check(c.lib.Send(send.bytes() + q * per_peer * es, per_peer, dt, peer, comm.get(), stream.get()), "ncclSend");
-        comm.check(c.lib.Recv(recv.bytes() + q * per_peer * es, per_peer, dt, peer, comm.get(), stream.get()), "ncclRecv");
+        comm.check(c.lib.Send(send.bytes() + q * per_peer * es, per_peer, dt, peer, comm.get(),
+                              stream.get()),
+                   "ncclSend");
+        comm.check(c.lib.Recv(recv.bytes() + q * per_peer * es, per_peer, dt, peer, comm.get(),
+                              stream.get()),
+                   "ncclRecv");
       }
       comm.check(c.lib.GroupEnd(), "ncclGroupEnd");
     };
@@ -170,7 +185,8 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
     for (int i = 0; i < o.iters; ++i) launch();
     comm.wait(stream, o.timeout_s);
     s.time_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
-    cuda_check(cudaMemcpy(got.data(), recv.get(), row->bytes, cudaMemcpyDeviceToHost), "cudaMemcpy from the GPU");
+    cuda_check(cudaMemcpy(got.data(), recv.get(), row->bytes, cudaMemcpyDeviceToHost),
+               "cudaMemcpy from the GPU");
     comm.close();  // the plugin's finalize writes its statistics
   }
   CheckResult chk;
@@ -210,15 +226,19 @@ Row gather_row(const Ctx& c, int k, Row row, const Bound& bound) {
   }
   for (const Summary& s : all) {
     row.time_us = std::max(row.time_us, s.time_us);
-    row.max_err = std::isnan(s.max_err) || std::isnan(row.max_err) ? NAN : std::max(row.max_err, s.max_err);
-    if (s.wrong_applies && row.wrong >= 0) row.wrong += static_cast<int64_t>(s.wrong);
-    else row.wrong = -1;
+    row.max_err =
+        std::isnan(s.max_err) || std::isnan(row.max_err) ? NAN : std::max(row.max_err, s.max_err);
+    if (s.wrong_applies && row.wrong >= 0)
+      row.wrong += static_cast<int64_t>(s.wrong);
+    else
+      row.wrong = -1;
     row.handed += s.handed;
     row.wire += s.wire;
     row.have_ratio = row.have_ratio && s.stats_found;
   }
   row.have_ratio = row.have_ratio && row.wire > 0;
-  row.ratio = row.have_ratio ? static_cast<double>(row.handed) / static_cast<double>(row.wire) : 1.0;
+  row.ratio =
+      row.have_ratio ? static_cast<double>(row.handed) / static_cast<double>(row.wire) : 1.0;
   row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e3);  // B/us -> GB/s
   row.busbw = row.algbw * busbw_factor(row.collective, c.n);
   if (row.collective == "allreduce") {
@@ -229,11 +249,13 @@ Row gather_row(const Ctx& c, int k, Row row, const Bound& bound) {
 }
 
 int run(const Options& o) {
-  if (o.run_dir.empty()) throw std::runtime_error("--rank needs --run-dir (it is set by the launcher)");
+  if (o.run_dir.empty())
+    throw std::runtime_error("--rank needs --run-dir (it is set by the launcher)");
   NcclLib lib(o.nccl_lib);
   Ctx c{o, lib, o.rank, o.nranks, nullptr, nullptr, false, {}};
   if (o.a2a_api == "alltoall" && lib.AlltoAll == nullptr)
-    throw std::runtime_error("--a2a-api alltoall: NCCL " + lib.version_string() + " has no ncclAlltoAll (2.28 on)");
+    throw std::runtime_error("--a2a-api alltoall: NCCL " + lib.version_string() +
+                             " has no ncclAlltoAll (2.28 on)");
   c.a2a_sendrecv = o.a2a_api == "sendrecv" || lib.AlltoAll == nullptr;
   c.info.a2a_api = c.a2a_sendrecv ? "sendrecv" : "alltoall";
   const int device = o.gpus[static_cast<std::size_t>(o.rank) % o.gpus.size()];
@@ -263,7 +285,8 @@ int run(const Options& o) {
     // goes, which would restart the statistics each row counts by difference.
     if (dlopen(c.info.plugin.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr)
       throw std::runtime_error("cannot load the plugin " + c.info.plugin + ": " + dlerror());
-    const std::string pol = squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr).text;
+    const std::string pol =
+        squeeze::params::Settings::read_env(squeeze::params::Id::kPolicy, nullptr).text;
     std::string error;
     c.policy = policy::load_policy(pol.empty() ? nullptr : pol.c_str(), &error);
     if (!c.policy) throw std::runtime_error(error);
@@ -276,10 +299,13 @@ int run(const Options& o) {
   int k = 0;
   ResultTable table;
   for (Coll coll : {Coll::kAllReduce, Coll::kAllToAll}) {
-    if ((coll == Coll::kAllReduce && !o.do_allreduce) || (coll == Coll::kAllToAll && !o.do_alltoall)) continue;
+    if ((coll == Coll::kAllReduce && !o.do_allreduce) ||
+        (coll == Coll::kAllToAll && !o.do_alltoall))
+      continue;
     const bool table_out = o.rank == 0 && !o.json;
     if (table_out) {
-      std::printf("# %s: data %s\n", coll_name(coll), coll == Coll::kAllReduce ? o.ar_data.c_str() : o.a2a_data.c_str());
+      std::printf("# %s: data %s\n", coll_name(coll),
+                  coll == Coll::kAllReduce ? o.ar_data.c_str() : o.a2a_data.c_str());
       table.header();
     }
     for (std::size_t bytes : size_list(o)) {
@@ -289,10 +315,13 @@ int run(const Options& o) {
       row.collective = coll_name(coll);
       row.redop = coll == Coll::kAllReduce ? red_op_name(o.op) : "none";
       row.data = coll == Coll::kAllReduce ? o.ar_data : o.a2a_data;
-      const std::size_t call_count = coll == Coll::kAllReduce ? bytes / es : bytes / es / static_cast<std::size_t>(o.nranks);
-      const Bound bound = bound_for(c.policy.get(), coll, o.dtype, call_count, o.nranks, c.a2a_sendrecv);
+      const std::size_t call_count =
+          coll == Coll::kAllReduce ? bytes / es : bytes / es / static_cast<std::size_t>(o.nranks);
+      const Bound bound =
+          bound_for(c.policy.get(), coll, o.dtype, call_count, o.nranks, c.a2a_sendrecv);
       const Summary s = run_row(c, k, coll, bytes, bound, &row);
-      publish(o.run_dir, "sum." + std::to_string(k) + "." + std::to_string(o.rank), to_json(s).dump());
+      publish(o.run_dir, "sum." + std::to_string(k) + "." + std::to_string(o.rank),
+              to_json(s).dump());
       if (o.rank == 0) {
         row = gather_row(c, k, row, bound);
         if (o.json) {
@@ -317,7 +346,8 @@ int run_rank(const Options& o) {
   try {
     return run(o);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "squeeze-nccl-perf: rank %d (mode %s): %s\n", o.rank, o.mode_name.c_str(), e.what());
+    std::fprintf(stderr, "squeeze-nccl-perf: rank %d (mode %s): %s\n", o.rank, o.mode_name.c_str(),
+                 e.what());
     return kExitRankError;
   }
 }

@@ -11,7 +11,9 @@
 namespace squeeze::perf::nccl {
 namespace {
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json num(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 double get_num(const nlohmann::json& j, const char* k, double dflt) {
   return j.contains(k) && j[k].is_number() ? j[k].get<double>() : dflt;
@@ -20,17 +22,26 @@ double get_num(const nlohmann::json& j, const char* k, double dflt) {
 }  // namespace
 
 void print_header(const RunInfo& i) {
-  std::printf("# squeeze-nccl-perf: mode %s, %d ranks, NCCL_NET=%s\n", i.mode.c_str(), i.nranks, i.net.c_str());
-  if (!i.plugin.empty()) std::printf("#   plugin %s\n#   policy %s%s\n", i.plugin.c_str(), i.policy.c_str(),
-                                     i.bypass.empty() ? "" : (", SQUEEZE_BYPASS=" + i.bypass).c_str());
-  std::printf("#   NCCL %s, devices %s, interface %s, all-to-all by %s\n", i.nccl.c_str(), i.devices.c_str(),
-              i.ifname.c_str(), i.a2a_api == "sendrecv" ? "grouped ncclSend/ncclRecv" : "ncclAlltoAll");
-  std::printf("#   time = slowest rank's mean per iteration (iterations back to back, as nccl-tests); busbw = "
-              "algbw * 2(n-1)/n (all-reduce), (n-1)/n (all-to-all)\n");
-  std::printf("#   #wrong = elements beyond the policy's bound (bit-exact where nothing lossy applies; N/A = no "
-              "bound stated); max_err = max |result - exact host result|\n");
-  std::printf("#   ratio = bytes handed to the plugin / bytes on the wire (its SQUEEZE_STATS files); agree = all "
-              "ranks' all-reduce outputs bit-identical\n");
+  std::printf("# squeeze-nccl-perf: mode %s, %d ranks, NCCL_NET=%s\n", i.mode.c_str(), i.nranks,
+              i.net.c_str());
+  if (!i.plugin.empty())
+    std::printf("#   plugin %s\n#   policy %s%s\n", i.plugin.c_str(), i.policy.c_str(),
+                i.bypass.empty() ? "" : (", SQUEEZE_BYPASS=" + i.bypass).c_str());
+  std::printf("#   NCCL %s, devices %s, interface %s, all-to-all by %s\n", i.nccl.c_str(),
+              i.devices.c_str(), i.ifname.c_str(),
+              i.a2a_api == "sendrecv" ? "grouped ncclSend/ncclRecv" : "ncclAlltoAll");
+  std::printf(
+      "#   time = slowest rank's mean per iteration (iterations back to back, as nccl-tests); "
+      "busbw = "
+      "algbw * 2(n-1)/n (all-reduce), (n-1)/n (all-to-all)\n");
+  std::printf(
+      "#   #wrong = elements beyond the policy's bound (bit-exact where nothing lossy applies; N/A "
+      "= no "
+      "bound stated); max_err = max |result - exact host result|\n");
+  std::printf(
+      "#   ratio = bytes handed to the plugin / bytes on the wire (its SQUEEZE_STATS files); agree "
+      "= all "
+      "ranks' all-reduce outputs bit-identical\n");
   std::fflush(stdout);
 }
 
@@ -53,32 +64,33 @@ TableRow table_row(const Row& r) {
 }
 
 std::string row_json(const Row& r, const RunInfo& i) {
-  nlohmann::json j = {{"bench", "squeeze-nccl-perf"},
-                      {"mode", r.mode},
-                      {"net", i.net},
-                      {"collective", r.collective},
-                      {"nranks", r.nranks},
-                      {"size", r.bytes},
-                      {"count", r.count},
-                      {"type", r.type},
-                      {"redop", r.redop},
-                      {"root", -1},
-                      {"data", r.data},
-                      {"iters", r.iters},
-                      {"time_us", num(r.time_us)},
-                      {"algbw_GBps", num(r.algbw)},
-                      {"busbw_GBps", num(r.busbw)},
-                      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
-                      {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
-                      {"bytes_handed", r.handed},
-                      {"bytes_wire", r.wire},
-                      {"max_abs_err", num(r.max_err)},
-                      {"bound", r.bound},
-                      {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
-                      {"agree_required", r.agree_required},
-                      {"policy", i.policy},
-                      {"nccl", i.nccl},
-                      {"devices", i.devices}};
+  nlohmann::json j = {
+      {"bench", "squeeze-nccl-perf"},
+      {"mode", r.mode},
+      {"net", i.net},
+      {"collective", r.collective},
+      {"nranks", r.nranks},
+      {"size", r.bytes},
+      {"count", r.count},
+      {"type", r.type},
+      {"redop", r.redop},
+      {"root", -1},
+      {"data", r.data},
+      {"iters", r.iters},
+      {"time_us", num(r.time_us)},
+      {"algbw_GBps", num(r.algbw)},
+      {"busbw_GBps", num(r.busbw)},
+      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
+      {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
+      {"bytes_handed", r.handed},
+      {"bytes_wire", r.wire},
+      {"max_abs_err", num(r.max_err)},
+      {"bound", r.bound},
+      {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
+      {"agree_required", r.agree_required},
+      {"policy", i.policy},
+      {"nccl", i.nccl},
+      {"devices", i.devices}};
   if (r.collective == "alltoall") j["a2a_api"] = i.a2a_api;
   if (!i.bypass.empty()) j["bypass"] = i.bypass;
   if (!i.label.empty()) j["label"] = i.label;
@@ -87,7 +99,8 @@ std::string row_json(const Row& r, const RunInfo& i) {
 
 bool parse_row_json(const std::string& line, Row* r) {
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("mode") || !j.contains("collective") || !j.contains("size"))
+  if (j.is_discarded() || !j.is_object() || !j.contains("mode") || !j.contains("collective") ||
+      !j.contains("size"))
     return false;
   r->mode = j["mode"].get<std::string>();
   r->collective = j["collective"].get<std::string>();
@@ -104,10 +117,11 @@ bool parse_row_json(const std::string& line, Row* r) {
 bool row_passes(const Row& r) {
   std::string why;
   if (r.wrong > 0) why = std::to_string(r.wrong) + " elements beyond the bound (" + r.bound + ")";
-  if (r.agree == 0 && r.agree_required) why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";
+  if (r.agree == 0 && r.agree_required)
+    why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";
   if (why.empty()) return true;
-  std::fprintf(stderr, "squeeze-nccl-perf: check failed: %s %s %zu bytes: %s\n", r.mode.c_str(), r.collective.c_str(),
-               r.bytes, why.c_str());
+  std::fprintf(stderr, "squeeze-nccl-perf: check failed: %s %s %zu bytes: %s\n", r.mode.c_str(),
+               r.collective.c_str(), r.bytes, why.c_str());
   return false;
 }
 
@@ -125,8 +139,10 @@ void print_sweep_summary(const std::vector<Row>& rows, bool json, const std::str
     return a != nullptr && b != nullptr && b->busbw > 0 ? a->busbw / b->busbw : NAN;
   };
   if (!json) {
-    std::printf("#\n# sweep summary: busbw (GB/s) by mode; codec columns: busbw (busbw / raw's busbw); last "
-                "column: raw's busbw / socket's\n");
+    std::printf(
+        "#\n# sweep summary: busbw (GB/s) by mode; codec columns: busbw (busbw / raw's busbw); "
+        "last "
+        "column: raw's busbw / socket's\n");
     std::printf("%-10s %12s", "# coll", "size(B)");
     for (const auto& m : modes) std::printf(" %16s", m.c_str());
     std::printf(" %10s\n", "raw/socket");
@@ -148,9 +164,14 @@ void print_sweep_summary(const std::vector<Row>& rows, bool json, const std::str
         wrong[m] = r->wrong >= 0 ? nlohmann::json(r->wrong) : nlohmann::json(nullptr);
         if (m != "raw" && m != "socket") over_raw[m] = num(ratio_of(r, raw));
       }
-      nlohmann::json j = {{"bench", "squeeze-nccl-perf-sweep"}, {"collective", key.first}, {"size", key.second},
-                          {"busbw_GBps", busbw}, {"raw_over_socket", num(raw_socket)}, {"over_raw", over_raw},
-                          {"ratio", ratio}, {"wrong", wrong}};
+      nlohmann::json j = {{"bench", "squeeze-nccl-perf-sweep"},
+                          {"collective", key.first},
+                          {"size", key.second},
+                          {"busbw_GBps", busbw},
+                          {"raw_over_socket", num(raw_socket)},
+                          {"over_raw", over_raw},
+                          {"ratio", ratio},
+                          {"wrong", wrong}};
       if (!label.empty()) j["label"] = label;
       std::printf("%s\n", j.dump().c_str());
       continue;
@@ -159,8 +180,10 @@ void print_sweep_summary(const std::vector<Row>& rows, bool json, const std::str
     for (const auto& m : modes) {
       const Row* r = find(m);
       char cell[64] = "-";
-      if (r != nullptr && (m == "socket" || m == "raw")) std::snprintf(cell, sizeof cell, "%.3f", r->busbw);
-      else if (r != nullptr) std::snprintf(cell, sizeof cell, "%.3f (%.2fx)", r->busbw, ratio_of(r, raw));
+      if (r != nullptr && (m == "socket" || m == "raw"))
+        std::snprintf(cell, sizeof cell, "%.3f", r->busbw);
+      else if (r != nullptr)
+        std::snprintf(cell, sizeof cell, "%.3f (%.2fx)", r->busbw, ratio_of(r, raw));
       std::printf(" %16s", cell);
     }
     std::printf(" %10.3f\n", raw_socket);

@@ -13,23 +13,23 @@
 namespace squeeze::perf::nccl {
 
 struct Row {
-  std::string mode;             // "socket", "raw", "quantize", "plugin", ...
-  std::string collective;       // "allreduce" | "alltoall"
-  std::size_t bytes = 0;        // per rank, as nccl-tests counts it
-  std::size_t count = 0;        // elements of the call, as nccl-tests counts them (all-to-all: per peer)
-  std::string type, redop;      // nccl-tests' names: "float", "sum" | "none"
-  std::string data;             // data set
+  std::string mode;        // "socket", "raw", "quantize", "plugin", ...
+  std::string collective;  // "allreduce" | "alltoall"
+  std::size_t bytes = 0;   // per rank, as nccl-tests counts it
+  std::size_t count = 0;   // elements of the call, as nccl-tests counts them (all-to-all: per peer)
+  std::string type, redop;  // nccl-tests' names: "float", "sum" | "none"
+  std::string data;         // data set
   int nranks = 0, iters = 0;
   double time_us = 0;           // slowest rank's mean time per iteration
   double algbw = 0, busbw = 0;  // GB/s
   bool have_ratio = false;      // the plugin's statistics covered this row
   double ratio = 1;             // bytes handed to the plugin / bytes on the wire
   uint64_t handed = 0, wire = 0;
-  double max_err = 0;           // max |result - exact| over ranks; NaN: a non-finite result
-  int64_t wrong = 0;            // elements beyond the bound, over ranks; -1: no bound stated
-  std::string bound;            // the policy's bound for this call, in words
-  int agree = -1;               // all-reduce: 1 ranks bit-identical, 0 not; -1 n/a
-  bool agree_required = true;   // false when the policy relaxes all-reduce consistency
+  double max_err = 0;          // max |result - exact| over ranks; NaN: a non-finite result
+  int64_t wrong = 0;           // elements beyond the bound, over ranks; -1: no bound stated
+  std::string bound;           // the policy's bound for this call, in words
+  int agree = -1;              // all-reduce: 1 ranks bit-identical, 0 not; -1 n/a
+  bool agree_required = true;  // false when the policy relaxes all-reduce consistency
 };
 
 struct RunInfo {

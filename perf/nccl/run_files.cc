@@ -30,16 +30,19 @@ std::string await(const std::string& dir, const std::string& name, double timeou
   const std::string path = dir + "/" + name;
   static const pid_t parent = getppid();  // the launcher; the rank also gets SIGTERM if it dies
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  for (auto wait = std::chrono::microseconds(200);; wait = std::min(wait * 2, std::chrono::microseconds(20000))) {
+  for (auto wait = std::chrono::microseconds(200);;
+       wait = std::min(wait * 2, std::chrono::microseconds(20000))) {
     std::ifstream in(path, std::ios::binary);
     if (in) {
       std::stringstream ss;
       ss << in.rdbuf();
       return ss.str();
     }
-    if (getppid() != parent) throw std::runtime_error("waiting for " + path + ": the launcher is gone");
+    if (getppid() != parent)
+      throw std::runtime_error("waiting for " + path + ": the launcher is gone");
     if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("waiting for " + path + ": nothing after " + std::to_string(static_cast<int>(timeout_s)) +
+      throw std::runtime_error("waiting for " + path + ": nothing after " +
+                               std::to_string(static_cast<int>(timeout_s)) +
                                " s (did another rank fail?)");
     std::this_thread::sleep_for(wait);
   }
@@ -78,7 +81,9 @@ RunDir::RunDir(const std::string& keep_parent, const std::string& name) {
     return;
   }
   char tmpl[] = "/tmp/squeeze-nccl-perf.XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw std::runtime_error(std::string("cannot create a run directory in /tmp: ") + std::strerror(errno));
+  if (mkdtemp(tmpl) == nullptr)
+    throw std::runtime_error(std::string("cannot create a run directory in /tmp: ") +
+                             std::strerror(errno));
   path_ = tmpl;
 }
 

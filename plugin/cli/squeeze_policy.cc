@@ -1,6 +1,7 @@
 // squeeze-policy: check a policy file, or explain what it decides for one message.
 //   squeeze-policy check FILE
-//   squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P] [--algo A] [--nranks N]
+//   squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P] [--algo A]
+//   [--nranks N]
 //                                 [--comm NAME] [--count N]
 // Sizes take K/M/G suffixes (binary: 1M = 2^20 bytes), as in the perf tools.
 // Exit status: 0 success, 1 invalid policy, 2 usage error (one line naming it; --help for usage).
@@ -25,13 +26,15 @@ constexpr const char* kUsage =
     "  squeeze-policy explain FILE --collective C --bytes N [--dtype D] [--proto P] [--algo A]\n"
     "                              [--nranks N] [--comm NAME] [--count N]\n"
     "      print the decision for one message and the rule that made it\n"
-    "      C: allreduce alltoall send recv allgather reducescatter broadcast reduce gather scatter\n"
+    "      C: allreduce alltoall send recv allgather reducescatter broadcast reduce gather "
+    "scatter\n"
     "      N (--bytes): the call's size, count x dtype size (per peer for alltoall/send/recv);\n"
     "         4096, 64K, 1M, 2G (K, M, G: 2^10, 2^20, 2^30)\n"
     "      D: float32 bfloat16 float16 float64 int8 uint8 int32 uint32 int64 uint64 ... unknown\n"
     "         (default unknown, as when NCCL's profiler chain is unavailable)\n"
     "      P: simple (default) ll ll128\n"
-    "      A: tree ring collnet_direct collnet_chain nvls nvls_tree pat collnet (default unknown)\n";
+    "      A: tree ring collnet_direct collnet_chain nvls nvls_tree pat collnet (default "
+    "unknown)\n";
 
 // One line on stderr; the usage itself only for --help.
 int usage(const std::string& why) {
@@ -53,7 +56,8 @@ bool parse_u64(const char* s, uint64_t* out) {
 template <typename E>
 std::string names(int count, const char* (*name)(E), int first) {
   std::string out;
-  for (int i = first; i < count; ++i) out += (out.empty() ? "" : ", ") + std::string(name(static_cast<E>(i)));
+  for (int i = first; i < count; ++i)
+    out += (out.empty() ? "" : ", ") + std::string(name(static_cast<E>(i)));
   return out;
 }
 
@@ -65,10 +69,14 @@ bool parse_size(const char* s, uint64_t* out) {
   const unsigned long long v = std::strtoull(s, &end, 10);
   const std::string_view unit = end;
   unsigned shift = 0;
-  if (unit == "K" || unit == "k" || unit == "KiB") shift = 10;
-  else if (unit == "M" || unit == "m" || unit == "MiB") shift = 20;
-  else if (unit == "G" || unit == "g" || unit == "GiB") shift = 30;
-  else if (!unit.empty() && unit != "B") return false;
+  if (unit == "K" || unit == "k" || unit == "KiB")
+    shift = 10;
+  else if (unit == "M" || unit == "m" || unit == "MiB")
+    shift = 20;
+  else if (unit == "G" || unit == "g" || unit == "GiB")
+    shift = 30;
+  else if (!unit.empty() && unit != "B")
+    return false;
   if (errno != 0 || v > (UINT64_MAX >> shift)) return false;
   *out = static_cast<uint64_t>(v) << shift;
   return true;
@@ -115,14 +123,17 @@ int explain(int argc, char** argv) {
                      names<Proto>(kNumProtos, proto_name, 1));
     } else if (flag == "--algo") {
       if (!parse_algo(val, &m.algo))
-        return usage(std::string("--algo '") + val + "': expected one of " + names<Algo>(kNumAlgos, algo_name, 1));
+        return usage(std::string("--algo '") + val + "': expected one of " +
+                     names<Algo>(kNumAlgos, algo_name, 1));
     } else if (flag == "--bytes") {
       if (!parse_size(val, &n))
-        return usage(std::string("--bytes '") + val + "': expected a size in bytes such as 4096, 64K, 1M or 2G");
+        return usage(std::string("--bytes '") + val +
+                     "': expected a size in bytes such as 4096, 64K, 1M or 2G");
       m.bytes = m.coll_bytes = n;
       have_bytes = true;
     } else if (flag == "--count") {
-      if (!parse_u64(val, &n)) return usage(std::string("--count '") + val + "': expected an element count");
+      if (!parse_u64(val, &n))
+        return usage(std::string("--count '") + val + "': expected an element count");
       m.count = n;
     } else if (flag == "--nranks") {
       if (!parse_u64(val, &n) || n == 0 || n > INT32_MAX)
@@ -133,7 +144,8 @@ int explain(int argc, char** argv) {
       have_comm = true;
     } else {
       return usage("unknown option '" + std::string(flag) +
-                   "' (explain takes --collective, --bytes, --dtype, --proto, --algo, --nranks, --comm, --count)");
+                   "' (explain takes --collective, --bytes, --dtype, --proto, --algo, --nranks, "
+                   "--comm, --count)");
     }
   }
   if (!have_coll) return usage("explain needs --collective");
@@ -147,7 +159,8 @@ int explain(int argc, char** argv) {
     m.comm = &cm;
   }
   Decision d = p->decide(m);
-  std::printf("message:  %s%s\n", describe_meta(m).c_str(), have_comm ? (", comm " + comm).c_str() : ", comm unknown");
+  std::printf("message:  %s%s\n", describe_meta(m).c_str(),
+              have_comm ? (", comm " + comm).c_str() : ", comm unknown");
   std::printf("decision: %s\n", describe_decision(*p, d).c_str());
   return 0;
 }

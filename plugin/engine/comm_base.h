@@ -15,7 +15,10 @@
 
 namespace squeeze::plugin {
 
-enum class CommKind : uint32_t { kSend = 0x53514353, kRecv = 0x53514352 };  // tags to tell comms apart
+enum class CommKind : uint32_t {
+  kSend = 0x53514353,
+  kRecv = 0x53514352
+};  // tags to tell comms apart
 
 class CommBase;
 

@@ -51,8 +51,8 @@ Proto proto_from_registration(int registrations, const MemRegion* mr) {
   return Proto::kUnknown;
 }
 
-policy::MessageMeta describe_message(CommBase& comm, const MemRegion* mr, std::size_t bytes, void* phandle,
-                                     bool is_send) {
+policy::MessageMeta describe_message(CommBase& comm, const MemRegion* mr, std::size_t bytes,
+                                     void* phandle, bool is_send) {
   policy::MessageMeta m;
   m.is_send = is_send;
   m.bytes = bytes;
@@ -75,9 +75,11 @@ policy::MessageMeta describe_message(CommBase& comm, const MemRegion* mr, std::s
     answered = profiler::query_message_meta(ctx->prof, phandle, &m);
   if (!answered)
     profiler::log_chain_unavailable_once(
-        current_logger(), phandle == nullptr ? "NCCL passed no profiler handle (net API older than v10)"
-                                             : "NCCL's profiler chain did not answer: another profiler plugin is loaded, "
-                                               "NCCL_PROFILER_PLUGIN=none, or libnccl-profiler.so was found first");
+        current_logger(),
+        phandle == nullptr
+            ? "NCCL passed no profiler handle (net API older than v10)"
+            : "NCCL's profiler chain did not answer: another profiler plugin is loaded, "
+              "NCCL_PROFILER_PLUGIN=none, or libnccl-profiler.so was found first");
   m.comm = comm.comm_match();
   return m;
 }

@@ -31,7 +31,7 @@ policy::Proto proto_from_registration(int registrations, const MemRegion* mr);
 // Fills everything the engine knows about a message (not the decision): the comm's current
 // setNetAttr attributes, the protocol of its buffer, the profiler chain's answer for
 // `phandle`, and the policy's view of the communicator's name.
-policy::MessageMeta describe_message(CommBase& comm, const MemRegion* mr, std::size_t bytes, void* phandle,
-                                     bool is_send);
+policy::MessageMeta describe_message(CommBase& comm, const MemRegion* mr, std::size_t bytes,
+                                     void* phandle, bool is_send);
 
 }  // namespace squeeze::plugin

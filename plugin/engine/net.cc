@@ -62,7 +62,8 @@ nccl_result_t Net::load_settings_locked() {
   }
   if (st.is_set(params::Id::kQuantizeSimd)) {
     compress::qsimd::Level l{};
-    if (compress::qsimd::parse_level(st.text(params::Id::kQuantizeSimd), &l)) compress::qsimd::set_level(l);
+    if (compress::qsimd::parse_level(st.text(params::Id::kQuantizeSimd), &l))
+      compress::qsimd::set_level(l);
   }
   WorkerPool::set_shared_threads(WorkerPool::configured_threads(st));
   settings_ = std::move(st);
@@ -89,8 +90,10 @@ nccl_result_t Net::load_engine_locked() {
   engine_.stats = policy::Stats::for_policy(*p);
   engine_.pays = std::make_unique<PaysController>(pc);
   engine_.policy = p;
-  SQ_INFO(kSubsysInit | kSubsysNet, "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads%s",
-          p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS)", pc.workers,
+  SQ_INFO(kSubsysInit | kSubsysNet,
+          "policy %s: %zu rules; compress-only-when-it-pays %s; %d codec threads%s",
+          p->source().c_str(), p->rules().size(), pc.enabled ? "on" : "off (SQUEEZE_BYPASS)",
+          pc.workers,
           pc.workers == 0 ? " (codec work runs on the thread that tests the request)" : "");
   static Net* at_exit = nullptr;  // the statistics are written at exit too
   if (at_exit == nullptr) {
@@ -112,23 +115,26 @@ nccl_result_t Net::open_transport_locked() {
   if (devs.empty()) {
     transport_.reset();
     if (settings_.is_set(params::Id::kSocketIfname))
-      SQ_WARN("no usable network interface matches %s='%s'", settings_.source(params::Id::kSocketIfname),
+      SQ_WARN("no usable network interface matches %s='%s'",
+              settings_.source(params::Id::kSocketIfname),
               settings_.text(params::Id::kSocketIfname).c_str());
     else
-      SQ_WARN("no usable network interface found (set SQUEEZE_SOCKET_IFNAME or NCCL_SOCKET_IFNAME)");
+      SQ_WARN(
+          "no usable network interface found (set SQUEEZE_SOCKET_IFNAME or NCCL_SOCKET_IFNAME)");
     return kNcclSystemError;
   }
   std::string list;
   for (std::size_t i = 0; i < devs.size(); ++i)
     list += " [" + std::to_string(i) + "]" + devs[i].name + ":" + devs[i].address;
-  SQ_INFO(kSubsysInit | kSubsysNet, "Using transport %s (%s); devices:%s", transport_->name(), why.c_str(),
-          list.c_str());
+  SQ_INFO(kSubsysInit | kSubsysNet, "Using transport %s (%s); devices:%s", transport_->name(),
+          why.c_str(), list.c_str());
   // NCCL's IB variables that Squeeze honours are in the parameter table; say which others are
   // set, so a fleet's tuning that does not carry over is not lost in silence.
   std::string unread;
   for (const std::string& name : params::unread_env_variables("NCCL_IB_")) unread += " " + name;
   if (!unread.empty())
-    SQ_INFO(kSubsysInit | kSubsysNet, "set but not read by Squeeze (they apply to NCCL's own IB transport):%s",
+    SQ_INFO(kSubsysInit | kSubsysNet,
+            "set but not read by Squeeze (they apply to NCCL's own IB transport):%s",
             unread.c_str());
   return kNcclSuccess;
 }
@@ -273,7 +279,8 @@ nccl_result_t Net::connect(NetContext* ctx, int dev, void* handle, void** send_c
   std::unique_ptr<transport::SendComm> t;
   SQ_CHECK_STATUS(transport_->connect(dev, handle, &t));
   if (!t) return kNcclSuccess;  // not yet: NCCL calls again
-  CommBase* c = new SendComm(ctx != nullptr ? ctx : &shared_ctx_, &engine_, dev, staged_device(dev), std::move(t));
+  CommBase* c = new SendComm(ctx != nullptr ? ctx : &shared_ctx_, &engine_, dev, staged_device(dev),
+                             std::move(t));
   *send_comm = c;
   return kNcclSuccess;
 }
@@ -299,8 +306,8 @@ nccl_result_t Net::reg_mr(void* comm, void* data, std::size_t size, int type, vo
   return register_region(comm, mem, mhandle);
 }
 
-nccl_result_t Net::reg_mr_dmabuf(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
-                                 void** mhandle) {
+nccl_result_t Net::reg_mr_dmabuf(void* comm, void* data, std::size_t size, int type,
+                                 uint64_t offset, int fd, void** mhandle) {
   transport::MemoryDesc mem;
   mem.data = data;
   mem.size = size;
@@ -312,7 +319,8 @@ nccl_result_t Net::reg_mr_dmabuf(void* comm, void* data, std::size_t size, int t
 
 bool Net::staged_device(int dev) const {
   if (!gpu_staging_ || !valid_device(dev)) return false;
-  return (transport_->devices()[static_cast<std::size_t>(dev)].ptr_support & transport::kPtrCuda) == 0;
+  return (transport_->devices()[static_cast<std::size_t>(dev)].ptr_support & transport::kPtrCuda) ==
+         0;
 }
 
 int Net::ptr_support(int dev) const {
@@ -332,9 +340,11 @@ nccl_result_t Net::register_region(void* comm, const transport::MemoryDesc& mem,
   }
   const int support = ptr_support(c->dev());
   const int needed = mem.ptr_type | (mem.dmabuf_fd >= 0 ? transport::kPtrDmaBuf : 0);
-  if ((mem.ptr_type != transport::kPtrHost && mem.ptr_type != transport::kPtrCuda) || (needed & ~support) != 0) {
-    SQ_WARN("regMr: memory type %d%s is not supported by transport %s device %d (ptrSupport 0x%x)", mem.ptr_type,
-            mem.dmabuf_fd >= 0 ? " (dma-buf)" : "", transport_ ? transport_->name() : "none", c->dev(), support);
+  if ((mem.ptr_type != transport::kPtrHost && mem.ptr_type != transport::kPtrCuda) ||
+      (needed & ~support) != 0) {
+    SQ_WARN("regMr: memory type %d%s is not supported by transport %s device %d (ptrSupport 0x%x)",
+            mem.ptr_type, mem.dmabuf_fd >= 0 ? " (dma-buf)" : "",
+            transport_ ? transport_->name() : "none", c->dev(), support);
     return kNcclInternalError;
   }
   MemRegion* mr = nullptr;
@@ -351,8 +361,8 @@ nccl_result_t Net::dereg_mr(void* comm, void* mhandle) {
   return kNcclInvalidArgument;
 }
 
-nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
-                         void** request) {
+nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle,
+                         void* phandle, void** request) {
   *request = nullptr;
   CommBase* c = as_comm(send_comm, CommKind::kSend);
   if (c == nullptr) {
@@ -362,8 +372,8 @@ nccl_result_t Net::isend(void* send_comm, void* data, std::size_t size, int tag,
   return static_cast<SendComm*>(c)->isend(data, size, tag, mhandle, phandle, request);
 }
 
-nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t* sizes, const int* tags,
-                         void** mhandles, void** phandles, void** request) {
+nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t* sizes,
+                         const int* tags, void** mhandles, void** phandles, void** request) {
   *request = nullptr;
   CommBase* c = as_comm(recv_comm, CommKind::kRecv);
   if (c == nullptr) {
@@ -373,7 +383,8 @@ nccl_result_t Net::irecv(void* recv_comm, int n, void** data, const std::size_t*
   return static_cast<RecvComm*>(c)->irecv(n, data, sizes, tags, mhandles, phandles, request);
 }
 
-nccl_result_t Net::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
+nccl_result_t Net::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                          void** request) {
   *request = nullptr;
   CommBase* c = as_comm(recv_comm, CommKind::kRecv);
   if (c == nullptr) {

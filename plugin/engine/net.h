@@ -43,9 +43,10 @@ class Net {
 
   nccl_result_t isend(void* send_comm, void* data, std::size_t size, int tag, void* mhandle,
                       void* phandle, void** request);
-  nccl_result_t irecv(void* recv_comm, int n, void** data, const std::size_t* sizes, const int* tags,
-                      void** mhandles, void** phandles, void** request);
-  nccl_result_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request);
+  nccl_result_t irecv(void* recv_comm, int n, void** data, const std::size_t* sizes,
+                      const int* tags, void** mhandles, void** phandles, void** request);
+  nccl_result_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                       void** request);
   nccl_result_t test(void* request, int* done, int* sizes);
 
   nccl_result_t close_send(void* send_comm);

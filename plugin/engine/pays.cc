@@ -6,13 +6,17 @@ namespace squeeze::plugin {
 
 namespace {
 constexpr double kAlpha = 0.2;
-double ewma(double old, double sample, uint64_t n) { return n == 0 ? sample : old + kAlpha * (sample - old); }
+double ewma(double old, double sample, uint64_t n) {
+  return n == 0 ? sample : old + kAlpha * (sample - old);
+}
 // A codec's first runs in a process are cold (its code, tables and buffers not yet in cache):
 // measured at 10 Gbit/s, the first encode read 2.8-3.2 GB/s and the first two decodes 4.7-7 GB/s,
 // where the steady ones read 5.4-6.7 and 11-17. Over its first kSeedSamples a speed is the
 // best seen, which a cold run cannot drag down; the moving average goes on from there.
 constexpr uint64_t kSeedSamples = 4;
-double speed(double old, double sample, uint64_t n) { return n < kSeedSamples ? std::max(old, sample) : ewma(old, sample, n); }
+double speed(double old, double sample, uint64_t n) {
+  return n < kSeedSamples ? std::max(old, sample) : ewma(old, sample, n);
+}
 std::size_t idx(compress::CodecId c) { return static_cast<std::size_t>(c) & 7u; }
 // The decode share forgets old traffic: once the two byte counts pass this, both halve.
 constexpr double kShareMemoryBytes = 1024.0 * 1024 * 1024;
@@ -39,7 +43,8 @@ bool PaysController::should_compress(compress::CodecId codec, std::optional<View
   if (!cfg_.enabled) return true;
   std::lock_guard<std::mutex> lock(mu_);
   CodecState& s = codecs_[idx(codec)];
-  if (link_samples_ < cfg_.link_warmup) return false;  // raw until the link is measured (raw traffic measures it)
+  if (link_samples_ < cfg_.link_warmup)
+    return false;  // raw until the link is measured (raw traffic measures it)
   if (s.samples < cfg_.warmup) {
     // Up to 8 messages are in flight, and a sample arrives only when its encode is done: start
     // `warmup` encodes, then send raw until they report (with a try every probe_every
@@ -52,8 +57,10 @@ bool PaysController::should_compress(compress::CodecId codec, std::optional<View
   }
   double sp = speedup_locked(s);
   const bool was = s.compressing;
-  if (s.compressing && sp < cfg_.stop_below) s.compressing = false;
-  else if (!s.compressing && sp > cfg_.start_above) s.compressing = true;
+  if (s.compressing && sp < cfg_.stop_below)
+    s.compressing = false;
+  else if (!s.compressing && sp > cfg_.start_above)
+    s.compressing = true;
   if (switched != nullptr && s.compressing != was) *switched = view_locked(s);
   if (s.compressing) {
     s.probe_interval = cfg_.probe_every;
@@ -74,7 +81,8 @@ bool PaysController::probe_due(CodecState& s, uint32_t every) {
   return true;
 }
 
-void PaysController::record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out, double seconds) {
+void PaysController::record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out,
+                                   double seconds) {
   if (bytes_in == 0 || seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   CodecState& s = codecs_[idx(codec)];
@@ -113,7 +121,8 @@ void PaysController::record_link(uint64_t wire_bytes, double busy_seconds) {
 void PaysController::record_link_rate(double bytes_per_s, bool lower_bound, double utilization) {
   if (bytes_per_s <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  const bool raw = std::none_of(codecs_.begin(), codecs_.end(), [](const CodecState& c) { return c.compressing; });
+  const bool raw = std::none_of(codecs_.begin(), codecs_.end(),
+                                [](const CodecState& c) { return c.compressing; });
   if (utilization >= 0 && raw) {
     utilization_ = ewma(utilization_, std::min(utilization, 1.0), utilization_samples_);
     ++utilization_samples_;
@@ -145,8 +154,14 @@ void PaysController::add_saturated_locked(double bytes_per_s) {
 }
 
 PaysController::View PaysController::view_locked(const CodecState& s) const {
-  return {s.enc, s.dec_samples ? s.dec : s.enc, s.ratio, link_, speedup_locked(s), decode_share_locked(),
-          utilization_, s.compressing};
+  return {s.enc,
+          s.dec_samples ? s.dec : s.enc,
+          s.ratio,
+          link_,
+          speedup_locked(s),
+          decode_share_locked(),
+          utilization_,
+          s.compressing};
 }
 
 PaysController::View PaysController::view(compress::CodecId codec) const {

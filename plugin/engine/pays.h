@@ -32,14 +32,14 @@ namespace squeeze::plugin {
 class PaysController {
  public:
   struct Config {
-    bool enabled = true;       // false: compress whenever the policy says so
+    bool enabled = true;  // false: compress whenever the policy says so
     int workers = 1;
     // The model counts the codec threads' own time but not the CPU that the network stack and
     // the application take from them, so it flatters compression; a wrong start costs far
     // more (0.5x on loopback) than a missed marginal gain.
     double start_above = 1.5;
     double stop_below = 1.0;
-    uint32_t warmup = 2;       // codec samples before the first judgement
+    uint32_t warmup = 2;        // codec samples before the first judgement
     uint32_t probe_every = 32;  // the first probe interval of a bypass; it doubles per probe
     uint32_t probe_max = 1024;  // up to this
     // Link samples before the first judgement. TCP's each average 5 ms of busy time (a few
@@ -62,7 +62,8 @@ class PaysController {
   // that decided it, so the caller can log them.
   bool should_compress(compress::CodecId codec, std::optional<View>* switched = nullptr);
 
-  void record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out, double seconds);
+  void record_encode(compress::CodecId codec, uint64_t bytes_in, uint64_t bytes_out,
+                     double seconds);
   void record_decode(compress::CodecId codec, uint64_t bytes_out, double seconds);
   // Traffic for the decode share s: a message the controller judged (raw or compressed), and a
   // message received into host memory (raw or a frame).
@@ -86,10 +87,12 @@ class PaysController {
   struct CodecState {
     double enc = 0, dec = 0, ratio = 0;  // EWMAs: bytes/s, bytes/s, in/out
     uint64_t samples = 0, dec_samples = 0;
-    bool compressing = false;  // until a judgement finds it pays (start_above): lossless at ratio 1.02 never does
+    bool compressing =
+        false;  // until a judgement finds it pays (start_above): lossless at ratio 1.02 never does
     uint32_t since_probe = 0;
     uint32_t started = 0;  // encodes started while measuring the codec
-    uint32_t probe_interval = 0;  // messages between probes in this bypass (probe_every at its start)
+    uint32_t probe_interval =
+        0;  // messages between probes in this bypass (probe_every at its start)
   };
   double speedup_locked(const CodecState& s) const;
   double decode_share_locked() const;

@@ -59,13 +59,16 @@ nccl_result_t RecvComm::irecv(int n, void** data, const std::size_t* sizes, cons
   }
   if (free_.empty()) return kNcclSuccess;
   std::array<transport::RecvItem, transport::kMaxRecvs> items;
-  std::array<uint8_t*, transport::kMaxRecvs> stage{};  // GPU staging: where item i lands in its mirror
-  std::array<int, transport::kMaxRecvs> types{};       // NCCL_PTR_* of each destination
+  std::array<uint8_t*, transport::kMaxRecvs>
+      stage{};                                    // GPU staging: where item i lands in its mirror
+  std::array<int, transport::kMaxRecvs> types{};  // NCCL_PTR_* of each destination
   for (int i = 0; i < n; ++i) {
     const auto* mr = mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[i]) : nullptr;
-    if (mr != nullptr && mr->mirror != nullptr) SQ_CHECK_STATUS(gpu_stage_address(*mr, data[i], sizes[i], &stage[i]));
+    if (mr != nullptr && mr->mirror != nullptr)
+      SQ_CHECK_STATUS(gpu_stage_address(*mr, data[i], sizes[i], &stage[i]));
     types[i] = mr != nullptr ? mr->type : nccl::kPtrHost;
-    items[i] = {tags[i], stage[i] != nullptr ? stage[i] : data[i], sizes[i], mr != nullptr ? mr->reg.get() : nullptr};
+    items[i] = {tags[i], stage[i] != nullptr ? stage[i] : data[i], sizes[i],
+                mr != nullptr ? mr->reg.get() : nullptr};
   }
   int slot = -1;
   SQ_CHECK_STATUS(t_->post({items.data(), static_cast<std::size_t>(n)}, &slot));
@@ -79,9 +82,9 @@ nccl_result_t RecvComm::irecv(int n, void** data, const std::size_t* sizes, cons
     r.dst[i] = data[i];
     r.cap[i] = sizes[i];
   }
-  const policy::MessageMeta m =
-      describe_message(*this, mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[0]) : nullptr, sizes[0],
-                       phandles != nullptr ? phandles[0] : nullptr, false);
+  const policy::MessageMeta m = describe_message(
+      *this, mhandles != nullptr ? static_cast<const MemRegion*>(mhandles[0]) : nullptr, sizes[0],
+      phandles != nullptr ? phandles[0] : nullptr, false);
   r.collective = m.collective;
   *request = static_cast<RequestBase*>(&r);
   return kNcclSuccess;
@@ -114,10 +117,11 @@ transport::Status RecvComm::start_decode(RecvRequest* r, JobState* state) {
     if (r->dst_type[i] != nccl::kPtrHost) {
       // The sender compressed, but this receive lands in GPU memory, which the CPU decoder
       // cannot write: fail loudly rather than leave NCCL's buffer unwritten.
-      r->job.finish(JobState::kFailed, "frame of " + std::to_string(r->got[i].header.original_bytes) +
-                                           " bytes (tag " + std::to_string(r->got[i].header.tag) +
-                                           ") arrived for a GPU-memory receive; compression needs host buffers "
-                                           "on both sides");
+      r->job.finish(JobState::kFailed,
+                    "frame of " + std::to_string(r->got[i].header.original_bytes) + " bytes (tag " +
+                        std::to_string(r->got[i].header.tag) +
+                        ") arrived for a GPU-memory receive; compression needs host buffers "
+                        "on both sides");
       *state = JobState::kFailed;
       return transport::Status::Ok();
     }
@@ -160,7 +164,8 @@ nccl_result_t RecvComm::test_recv(RecvRequest* r, int* done, int* sizes) {
     if (sizes != nullptr)
       for (int i = 0; i < r->n; ++i) sizes[i] = clamp_int(r->got[i].header.original_bytes);
     if (!r->gpu && engine().pays)  // what the codec threads decode when the peers compress
-      for (int i = 0; i < r->n; ++i) engine().pays->record_received(r->got[i].header.original_bytes);
+      for (int i = 0; i < r->n; ++i)
+        engine().pays->record_received(r->got[i].header.original_bytes);
   }
   t_->release(r->slot);
   posted_.erase(std::find(posted_.begin(), posted_.end(), r));
@@ -171,7 +176,8 @@ nccl_result_t RecvComm::test_recv(RecvRequest* r, int* done, int* sizes) {
 
 // iflush: host memory never needs one; GPU memory written by the NIC (verbs with GPUDirect
 // RDMA) does when the transport says so. The flush rides on a request of its own.
-nccl_result_t RecvComm::iflush(int n, void** data, const int* sizes, void** mhandles, void** request) {
+nccl_result_t RecvComm::iflush(int n, void** data, const int* sizes, void** mhandles,
+                               void** request) {
   *request = nullptr;
   if (n < 1 || n > transport::kMaxRecvs) return kNcclInvalidArgument;
   std::array<transport::RecvItem, transport::kMaxRecvs> items;

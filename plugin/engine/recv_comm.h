@@ -25,8 +25,8 @@ class RecvComm final : public CommBase {
            std::unique_ptr<transport::RecvComm> t);
   ~RecvComm() override;  // waits for its codec and GPU work
 
-  nccl_result_t irecv(int n, void** data, const std::size_t* sizes, const int* tags, void** mhandles,
-                      void** phandles, void** request);
+  nccl_result_t irecv(int n, void** data, const std::size_t* sizes, const int* tags,
+                      void** mhandles, void** phandles, void** request);
   nccl_result_t iflush(int n, void** data, const int* sizes, void** mhandles, void** request);
   nccl_result_t test(RecvRequest* r, int* done, int* sizes);
 

@@ -14,8 +14,8 @@
 namespace squeeze::plugin {
 
 struct RecvRequest : RequestBase {
-  int slot = -1;      // the transport's receive (or flush) slot
-  int n = 0;          // grouped receives
+  int slot = -1;       // the transport's receive (or flush) slot
+  int n = 0;           // grouped receives
   bool flush = false;  // an iflush, not a receive
   policy::Collective collective = policy::Collective::kUnknown;  // for the statistics
   std::array<void*, transport::kMaxRecvs> dst{};

@@ -17,10 +17,10 @@ inline int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : static_cast<in
 
 // Logs a failed transport status with its origin and maps it to an ncclResult_t.
 nccl_result_t to_nccl(const transport::Status& s, const char* file, int line);
-#define SQ_CHECK_STATUS(expr)                                                        \
-  do {                                                                               \
-    ::squeeze::transport::Status sq_s_ = (expr);                                     \
-    if (!sq_s_.ok()) return ::squeeze::plugin::to_nccl(sq_s_, __FILE__, __LINE__);   \
+#define SQ_CHECK_STATUS(expr)                                                      \
+  do {                                                                             \
+    ::squeeze::transport::Status sq_s_ = (expr);                                   \
+    if (!sq_s_.ok()) return ::squeeze::plugin::to_nccl(sq_s_, __FILE__, __LINE__); \
   } while (0)
 
 // Runs f() and makes sure no exception leaves: every C entry point goes through this.

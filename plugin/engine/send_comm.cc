@@ -62,8 +62,9 @@ bool SendComm::pays(compress::CodecId codec, uint64_t bytes) {
     SQ_INFO(kSubsysNet,
             "%s %s: speedup %.2f (ratio %.2f, encode %.3f GB/s, decode %.3f GB/s x %.2f per byte "
             "sent, link %.3f GB/s%s)",
-            compress::codec_name(codec), sw->compressing ? "pays, compressing" : "does not pay, sending raw",
-            sw->speedup, sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->decode_share,
+            compress::codec_name(codec),
+            sw->compressing ? "pays, compressing" : "does not pay, sending raw", sw->speedup,
+            sw->ratio, sw->encode_Bps * 1e-9, sw->decode_Bps * 1e-9, sw->decode_share,
             sw->link_Bps * 1e-9, busy);
   }
   return compress;
@@ -88,7 +89,7 @@ nccl_result_t SendComm::isend(void* data, std::size_t size, int tag, void* mhand
   if (r.gpu) SQ_CHECK_STATUS(gpu_stage_address(*mr, data, size, &r.host_stage));
   const policy::MessageMeta m = describe_message(*this, mr, size, phandle, true);
   // GPU memory that nothing stages (GPUDirect RDMA): the CPU codecs cannot read it.
-  const policy::Path path = r.gpu ? policy::Path::kGpuStaged
+  const policy::Path path = r.gpu                                         ? policy::Path::kGpuStaged
                             : mr != nullptr && mr->type != nccl::kPtrHost ? policy::Path::kDevice
                                                                           : policy::Path::kHost;
   planned_stream_ = nullptr;
@@ -98,8 +99,8 @@ nccl_result_t SendComm::isend(void* data, std::size_t size, int tag, void* mhand
   } else if (engine().stats) {
     engine().stats->record_raw(r.plan.stats_slot, m.collective, size, r.plan.raw_cause);
   }
-  SQ_TRACE("isend %zu B tag %d coll %d proto %d dtype %d -> %s", size, tag, static_cast<int>(m.collective),
-           static_cast<int>(m.proto), static_cast<int>(m.dtype),
+  SQ_TRACE("isend %zu B tag %d coll %d proto %d dtype %d -> %s", size, tag,
+           static_cast<int>(m.collective), static_cast<int>(m.proto), static_cast<int>(m.dtype),
            r.plan.compress ? compress::codec_name(r.plan.params.codec) : "raw");
   r.comm = this;
   free_.pop_back();
@@ -126,7 +127,8 @@ void SendComm::start_encodes() {
     }
     if (!r->plan.compress) continue;
     // A stateful codec's stream encodes one message at a time; the others all start at once.
-    const bool stateful = compress::codec_traits(r->plan.params.codec).stateful && r->stream != nullptr;
+    const bool stateful =
+        compress::codec_traits(r->plan.params.codec).stateful && r->stream != nullptr;
     if (stateful && r->stream->busy) continue;
     if (stateful) r->stream->busy = true;
     r->job.start();
@@ -165,7 +167,9 @@ void SendComm::post_ready() {
       if (r->stream != nullptr) r->stream->busy = false;
       if (js == JobState::kFailed) {
         SQ_WARN("encode failed, sending %zu bytes raw instead: %s", r->size, r->job.error.c_str());
-        if (e.stats) e.stats->record_raw(r->plan.stats_slot, r->plan.collective, r->size, policy::RawCause::kFailed);
+        if (e.stats)
+          e.stats->record_raw(r->plan.stats_slot, r->plan.collective, r->size,
+                              policy::RawCause::kFailed);
         r->plan.compress = false;
       } else {
         item.header.kind = transport::PayloadKind::kFrame;
@@ -177,9 +181,11 @@ void SendComm::post_ready() {
         }
         item.reg = r->frame_reg.get();
         if (e.stats)
-          e.stats->record_encode(r->plan.stats_slot, r->plan.collective, r->size, r->frame_bytes, r->encode_ns);
+          e.stats->record_encode(r->plan.stats_slot, r->plan.collective, r->size, r->frame_bytes,
+                                 r->encode_ns);
         if (e.pays)
-          e.pays->record_encode(r->plan.params.codec, r->size, r->frame_bytes, static_cast<double>(r->encode_ns) * 1e-9);
+          e.pays->record_encode(r->plan.params.codec, r->size, r->frame_bytes,
+                                static_cast<double>(r->encode_ns) * 1e-9);
       }
     }
     int slot = -1;
@@ -199,7 +205,8 @@ void SendComm::post_ready() {
 // Registers the request's staging frame with the transport when it is new, has moved or has
 // grown; the old registration goes first.
 transport::Status SendComm::register_frame(SendRequest* r) {
-  if (r->frame_reg_data == r->frame.data() && r->frame_reg_size == r->frame.size()) return transport::Status::Ok();
+  if (r->frame_reg_data == r->frame.data() && r->frame_reg_size == r->frame.size())
+    return transport::Status::Ok();
   r->frame_reg.reset();
   r->frame_reg_data = nullptr;
   transport::MemoryDesc mem;
@@ -240,7 +247,8 @@ nccl_result_t SendComm::test(SendRequest* r, int* done, int* sizes) {
   if (!error_.ok()) return to_nccl(error_, __FILE__, __LINE__);
   if (!r->posted) {
     // Waiting for an encode: lend a hand rather than spin.
-    if (r->plan.compress && r->job.load() == JobState::kRunning && engine().workers().try_run_one()) progress();
+    if (r->plan.compress && r->job.load() == JobState::kRunning && engine().workers().try_run_one())
+      progress();
     return kNcclSuccess;
   }
   bool finished = false;

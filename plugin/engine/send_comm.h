@@ -57,10 +57,10 @@ class SendComm final : public CommBase, private policy::PlanHooks {
 
   std::unique_ptr<transport::SendComm> t_;
   std::array<SendRequest, kRequests> requests_{};
-  std::vector<int> free_;                 // request indices
-  std::deque<SendRequest*> queue_;        // accepted, not yet posted (isend order)
-  int inflight_ = 0;                      // posted, not yet reported done
-  transport::Status error_;               // a failed post, reported by the next test()
+  std::vector<int> free_;           // request indices
+  std::deque<SendRequest*> queue_;  // accepted, not yet posted (isend order)
+  int inflight_ = 0;                // posted, not yet reported done
+  transport::Status error_;         // a failed post, reported by the next test()
   std::map<policy::StreamKey, std::unique_ptr<StreamState>> streams_;
   StreamState* planned_stream_ = nullptr;  // the stream plan_message() last counted a message in
   // Link measurement: bytes completed since the last sample.

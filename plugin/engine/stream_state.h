@@ -15,7 +15,7 @@ struct StreamState {
   compress::ThresholdState threshold;
   DedupeGate dedupe;
   uint64_t messages = 0;  // coded so far (the error-bound schedule's index)
-  bool busy = false;  // an encode of this stream is running (progress thread only)
+  bool busy = false;      // an encode of this stream is running (progress thread only)
 };
 
 }  // namespace squeeze::plugin

@@ -68,7 +68,8 @@ int WorkerPool::usable_cores() {
 }
 
 int WorkerPool::configured_threads(const params::Settings& settings) {
-  if (settings.is_set(params::Id::kThreads)) return static_cast<int>(settings.integer(params::Id::kThreads));
+  if (settings.is_set(params::Id::kThreads))
+    return static_cast<int>(settings.integer(params::Id::kThreads));
   int cores = usable_cores();
   // Ranks of one host that no launcher bound to cores of their own (torchrun's default) each
   // see every core. Masks that cannot be disjoint, ranks x cores above the host's count,
@@ -77,7 +78,8 @@ int WorkerPool::configured_threads(const params::Settings& settings) {
   // instead of 2.15x, perf/RESULTS.md).
   const auto ranks = static_cast<int>(settings.integer(params::Id::kLocalRanks));
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  if (ranks > 1 && online > 0 && static_cast<long>(cores) * ranks > online) cores = std::max(1, cores / ranks);
+  if (ranks > 1 && online > 0 && static_cast<long>(cores) * ranks > online)
+    cores = std::max(1, cores / ranks);
   // One core: a worker could only take turns with the progress thread on it, and each turn
   // costs a futex wake and two context switches; the progress thread runs the jobs itself.
   if (cores <= 1) return 0;
@@ -103,9 +105,9 @@ WorkerPool& WorkerPool::shared() {
   p = pool.load(std::memory_order_acquire);
   if (p == nullptr || owner.load() != getpid()) {
     const int n = g_shared_threads.load();
-    p = new WorkerPool(n >= 0 ? n : configured_threads(params::Settings::from([](const char*) -> const char* {
-      return nullptr;
-    })));
+    p = new WorkerPool(n >= 0 ? n
+                              : configured_threads(params::Settings::from(
+                                    [](const char*) -> const char* { return nullptr; })));
     owner.store(getpid());
     pool.store(p, std::memory_order_release);
   }

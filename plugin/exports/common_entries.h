@@ -10,17 +10,20 @@
 
 namespace squeeze::plugin::entries {
 
-inline nccl_result_t devices(int* n) { return guarded("devices", [&] { return Net::instance().devices(n); }); }
+inline nccl_result_t devices(int* n) {
+  return guarded("devices", [&] { return Net::instance().devices(n); });
+}
 inline nccl_result_t accept(void* l, void** r, nccl_net_device_handle** dh) {
   return guarded("accept", [&] { return Net::instance().accept(l, r, dh); });
 }
 inline nccl_result_t reg_mr(void* comm, void* data, std::size_t size, int type, void** mh) {
   return guarded("regMr", [&] { return Net::instance().reg_mr(comm, data, size, type, mh); });
 }
-inline nccl_result_t reg_mr_dmabuf(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
-                                   void** mh) {
-  return guarded("regMrDmaBuf",
-                 [&] { return Net::instance().reg_mr_dmabuf(comm, data, size, type, offset, fd, mh); });
+inline nccl_result_t reg_mr_dmabuf(void* comm, void* data, std::size_t size, int type,
+                                   uint64_t offset, int fd, void** mh) {
+  return guarded("regMrDmaBuf", [&] {
+    return Net::instance().reg_mr_dmabuf(comm, data, size, type, offset, fd, mh);
+  });
 }
 inline nccl_result_t dereg_mr(void* comm, void* mh) {
   return guarded("deregMr", [&] { return Net::instance().dereg_mr(comm, mh); });

@@ -15,7 +15,9 @@ using squeeze::plugin::Net;
 
 Net& net() { return Net::instance(); }
 
-nccl_result_t init(nccl_logger_t log) { return guarded("init", [&] { return net().init(log, nullptr, nullptr); }); }
+nccl_result_t init(nccl_logger_t log) {
+  return guarded("init", [&] { return net().init(log, nullptr, nullptr); });
+}
 nccl_result_t get_properties(int dev, nccl_net_props_v8* p) {
   return guarded("getProperties", [&] {
     nccl_net_props_v12 full{};
@@ -36,7 +38,8 @@ nccl_result_t isend(void* s, void* data, int size, int tag, void* mh, void** req
 nccl_result_t irecv(void* r, int n, void** data, int* sizes, int* tags, void** mhs, void** req) {
   return guarded("irecv", [&] {
     std::array<size_t, squeeze::transport::kMaxRecvs> big{};
-    if (n < 1 || n > squeeze::transport::kMaxRecvs) return static_cast<nccl_result_t>(kNcclInvalidArgument);
+    if (n < 1 || n > squeeze::transport::kMaxRecvs)
+      return static_cast<nccl_result_t>(kNcclInvalidArgument);
     for (int i = 0; i < n; ++i) {
       if (sizes[i] < 0) return static_cast<nccl_result_t>(kNcclInvalidArgument);
       big[i] = static_cast<size_t>(sizes[i]);
@@ -48,7 +51,8 @@ nccl_result_t irecv(void* r, int n, void** data, int* sizes, int* tags, void** m
 
 extern "C" {
 __attribute__((visibility("default"))) nccl_net_v8 ncclNetPlugin_v8 = {
-    "Squeeze", init, devices, get_properties, listen_no_ctx, connect, accept, reg_mr, reg_mr_dmabuf, dereg_mr,
-    isend,     irecv, iflush, test,           close_send, close_recv, close_listen, nullptr, nullptr,
+    "Squeeze",  init,          devices,      get_properties, listen_no_ctx, connect, accept,
+    reg_mr,     reg_mr_dmabuf, dereg_mr,     isend,          irecv,         iflush,  test,
+    close_send, close_recv,    close_listen, nullptr,        nullptr,
 };
 }

@@ -7,11 +7,8 @@
 extern "C" {
 __attribute__((visibility("default"))) extern nccl_profiler_v5 ncclProfiler_v5;
 nccl_profiler_v5 ncclProfiler_v5 = {
-    squeeze::profiler::kProfilerName,
-    squeeze_profiler_v5_init,
-    squeeze_profiler_v5_start_event,
-    squeeze_profiler_v5_stop_event,
-    squeeze_profiler_v5_record_event_state,
-    squeeze_profiler_v5_finalize,
+    squeeze::profiler::kProfilerName,       squeeze_profiler_v5_init,
+    squeeze_profiler_v5_start_event,        squeeze_profiler_v5_stop_event,
+    squeeze_profiler_v5_record_event_state, squeeze_profiler_v5_finalize,
 };
 }

@@ -38,11 +38,12 @@ constexpr unsigned long kSubsysTuning = 0x40;
 constexpr unsigned long kSubsysEnv = 0x80;
 constexpr unsigned long kSubsysProfile = 0x4000;
 
-using nccl_logger_t = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
+using nccl_logger_t = void (*)(int level, unsigned long flags, const char* file, int line,
+                               const char* fmt, ...);
 
 // ncclProfilerCallback_t: (eHandle, type 0=start 1=stop, pHandle, pluginId, extData)
-using nccl_profiler_callback_t = nccl_result_t (*)(void** eHandle, int type, void* pHandle, int64_t pluginId,
-                                                   void* extData);
+using nccl_profiler_callback_t = nccl_result_t (*)(void** eHandle, int type, void* pHandle,
+                                                   int64_t pluginId, void* extData);
 
 }  // extern "C"
 
@@ -51,8 +52,8 @@ constexpr int kPtrHost = 0x1;
 constexpr int kPtrCuda = 0x2;
 constexpr int kPtrDmabuf = 0x4;
 constexpr std::size_t kHandleMaxSize = 128;
-constexpr int kMaxRequests = 32;  // NCCL_NET_MAX_REQUESTS, per comm (x maxRecvs on the send side)
-constexpr int kMaxDevsPerNic = 4;     // virtual devices per NIC, net v9..v11
+constexpr int kMaxRequests = 32;   // NCCL_NET_MAX_REQUESTS, per comm (x maxRecvs on the send side)
+constexpr int kMaxDevsPerNic = 4;  // virtual devices per NIC, net v9..v11
 constexpr int kMaxDevsPerNicV12 = 8;  // net v12 (NCCL 2.30)
 constexpr int16_t kNetIdUndef = -1;   // NCCL_NET_ID_UNDEF: railId/planeId unknown (net v12)
 constexpr std::size_t kMaxNetSizeBytes = std::size_t{1} << 40;  // 1 TiB

@@ -132,15 +132,19 @@ struct nccl_net_v8 {
   nccl_result_t (*devices)(int* ndev);
   nccl_result_t (*getProperties)(int dev, nccl_net_props_v8* props);
   nccl_result_t (*listen)(int dev, void* handle, void** listenComm);
-  nccl_result_t (*connect)(int dev, void* handle, void** sendComm, nccl_net_device_handle** sendDevComm);
+  nccl_result_t (*connect)(int dev, void* handle, void** sendComm,
+                           nccl_net_device_handle** sendDevComm);
   nccl_result_t (*accept)(void* listenComm, void** recvComm, nccl_net_device_handle** recvDevComm);
   nccl_result_t (*regMr)(void* comm, void* data, std::size_t size, int type, void** mhandle);
-  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
-                               void** mhandle);
+  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset,
+                               int fd, void** mhandle);
   nccl_result_t (*deregMr)(void* comm, void* mhandle);
-  nccl_result_t (*isend)(void* sendComm, void* data, int size, int tag, void* mhandle, void** request);
-  nccl_result_t (*irecv)(void* recvComm, int n, void** data, int* sizes, int* tags, void** mhandles, void** request);
-  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request);
+  nccl_result_t (*isend)(void* sendComm, void* data, int size, int tag, void* mhandle,
+                         void** request);
+  nccl_result_t (*irecv)(void* recvComm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                         void** request);
+  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+                          void** request);
   nccl_result_t (*test)(void* request, int* done, int* sizes);
   nccl_result_t (*closeSend)(void* sendComm);
   nccl_result_t (*closeRecv)(void* recvComm);
@@ -155,16 +159,19 @@ struct nccl_net_v9 {
   nccl_result_t (*devices)(int* ndev);
   nccl_result_t (*getProperties)(int dev, nccl_net_props_v9* props);
   nccl_result_t (*listen)(int dev, void* handle, void** listenComm);
-  nccl_result_t (*connect)(int dev, void* handle, void** sendComm, nccl_net_device_handle** sendDevComm);
+  nccl_result_t (*connect)(int dev, void* handle, void** sendComm,
+                           nccl_net_device_handle** sendDevComm);
   nccl_result_t (*accept)(void* listenComm, void** recvComm, nccl_net_device_handle** recvDevComm);
   nccl_result_t (*regMr)(void* comm, void* data, std::size_t size, int type, void** mhandle);
-  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
-                               void** mhandle);
+  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset,
+                               int fd, void** mhandle);
   nccl_result_t (*deregMr)(void* comm, void* mhandle);
-  nccl_result_t (*isend)(void* sendComm, void* data, std::size_t size, int tag, void* mhandle, void** request);
-  nccl_result_t (*irecv)(void* recvComm, int n, void** data, std::size_t* sizes, int* tags, void** mhandles,
+  nccl_result_t (*isend)(void* sendComm, void* data, std::size_t size, int tag, void* mhandle,
                          void** request);
-  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request);
+  nccl_result_t (*irecv)(void* recvComm, int n, void** data, std::size_t* sizes, int* tags,
+                         void** mhandles, void** request);
+  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+                          void** request);
   nccl_result_t (*test)(void* request, int* done, int* sizes);
   nccl_result_t (*closeSend)(void* sendComm);
   nccl_result_t (*closeRecv)(void* recvComm);
@@ -184,14 +191,15 @@ struct nccl_net_v10 {
                            nccl_net_device_handle** sendDevComm);
   nccl_result_t (*accept)(void* listenComm, void** recvComm, nccl_net_device_handle** recvDevComm);
   nccl_result_t (*regMr)(void* comm, void* data, std::size_t size, int type, void** mhandle);
-  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
-                               void** mhandle);
+  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset,
+                               int fd, void** mhandle);
   nccl_result_t (*deregMr)(void* comm, void* mhandle);
-  nccl_result_t (*isend)(void* sendComm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
-                         void** request);
-  nccl_result_t (*irecv)(void* recvComm, int n, void** data, std::size_t* sizes, int* tags, void** mhandles,
-                         void** phandles, void** request);
-  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request);
+  nccl_result_t (*isend)(void* sendComm, void* data, std::size_t size, int tag, void* mhandle,
+                         void* phandle, void** request);
+  nccl_result_t (*irecv)(void* recvComm, int n, void** data, std::size_t* sizes, int* tags,
+                         void** mhandles, void** phandles, void** request);
+  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+                          void** request);
   nccl_result_t (*test)(void* request, int* done, int* sizes);
   nccl_result_t (*closeSend)(void* sendComm);
   nccl_result_t (*closeRecv)(void* recvComm);
@@ -203,22 +211,24 @@ struct nccl_net_v10 {
 
 struct nccl_net_v11 {
   const char* name;
-  nccl_result_t (*init)(void** ctx, uint64_t commId, nccl_net_comm_config* config, nccl_logger_t log,
-                        nccl_profiler_callback_t prof);
+  nccl_result_t (*init)(void** ctx, uint64_t commId, nccl_net_comm_config* config,
+                        nccl_logger_t log, nccl_profiler_callback_t prof);
   nccl_result_t (*devices)(int* ndev);
   nccl_result_t (*getProperties)(int dev, nccl_net_props_v11* props);
   nccl_result_t (*listen)(void* ctx, int dev, void* handle, void** listenComm);
-  nccl_result_t (*connect)(void* ctx, int dev, void* handle, void** sendComm, nccl_net_device_handle** sendDevComm);
+  nccl_result_t (*connect)(void* ctx, int dev, void* handle, void** sendComm,
+                           nccl_net_device_handle** sendDevComm);
   nccl_result_t (*accept)(void* listenComm, void** recvComm, nccl_net_device_handle** recvDevComm);
   nccl_result_t (*regMr)(void* comm, void* data, std::size_t size, int type, void** mhandle);
-  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset, int fd,
-                               void** mhandle);
+  nccl_result_t (*regMrDmaBuf)(void* comm, void* data, std::size_t size, int type, uint64_t offset,
+                               int fd, void** mhandle);
   nccl_result_t (*deregMr)(void* comm, void* mhandle);
-  nccl_result_t (*isend)(void* sendComm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
-                         void** request);
-  nccl_result_t (*irecv)(void* recvComm, int n, void** data, std::size_t* sizes, int* tags, void** mhandles,
-                         void** phandles, void** request);
-  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request);
+  nccl_result_t (*isend)(void* sendComm, void* data, std::size_t size, int tag, void* mhandle,
+                         void* phandle, void** request);
+  nccl_result_t (*irecv)(void* recvComm, int n, void** data, std::size_t* sizes, int* tags,
+                         void** mhandles, void** phandles, void** request);
+  nccl_result_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+                          void** request);
   nccl_result_t (*test)(void* request, int* done, int* sizes);
   nccl_result_t (*closeSend)(void* sendComm);
   nccl_result_t (*closeRecv)(void* recvComm);

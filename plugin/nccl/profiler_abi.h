@@ -206,8 +206,8 @@ using nccl_profiler_event_state_args_v6 = nccl_profiler_event_state_args_v5;  //
 // ncclProfiler_v5_t: NCCL dlsym()s the data symbol "ncclProfiler_v5".
 struct nccl_profiler_v5 {
   const char* name;
-  nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
-                        int nranks, int rank, nccl_logger_t logfn);
+  nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                        int nNodes, int nranks, int rank, nccl_logger_t logfn);
   nccl_result_t (*startEvent)(void* context, void** eHandle, nccl_profiler_event_descr_v5* eDescr);
   nccl_result_t (*stopEvent)(void* eHandle);
   nccl_result_t (*recordEventState)(void* eHandle, nccl_profiler_event_state_t eState,

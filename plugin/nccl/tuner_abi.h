@@ -62,11 +62,13 @@ struct nccl_tuner_constants_v5 {
 // ncclTuner_v5_t: NCCL dlsym()s the data symbol "ncclTunerPlugin_v5".
 struct nccl_tuner_v5 {
   const char* name;
-  nccl_result_t (*init)(void** ctx, uint64_t commId, std::size_t nRanks, std::size_t nNodes, nccl_logger_t logFunction,
-                        nccl_nvl_domain_info_v5* nvlDomainInfo, nccl_tuner_constants_v5* constants);
+  nccl_result_t (*init)(void** ctx, uint64_t commId, std::size_t nRanks, std::size_t nNodes,
+                        nccl_logger_t logFunction, nccl_nvl_domain_info_v5* nvlDomainInfo,
+                        nccl_tuner_constants_v5* constants);
   // collCostTable is really float[numAlgo][numProto]; entries of -1 are disabled.
   nccl_result_t (*getCollInfo)(void* context, int collType, std::size_t nBytes, int numPipeOps,
-                               float** collCostTable, int numAlgo, int numProto, int regBuff, int* nChannels);
+                               float** collCostTable, int numAlgo, int numProto, int regBuff,
+                               int* nChannels);
   nccl_result_t (*finalize)(void* context);
 };
 

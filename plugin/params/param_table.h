@@ -83,10 +83,10 @@ struct Spec {
   // Read in order when `name` is unset: NCCL's own variable, older names, launcher variables.
   std::array<const char*, 4> fallbacks{};
   Type type = Type::kText;
-  double lo = 0, hi = 0;      // kInt, kNumber
-  const char* choices = "";   // kChoice: "a|b|c"
-  const char* value = "";     // the default as a value of the type; "" = none (see shown)
-  const char* shown = "";     // the default as the README shows it
+  double lo = 0, hi = 0;     // kInt, kNumber
+  const char* choices = "";  // kChoice: "a|b|c"
+  const char* value = "";    // the default as a value of the type; "" = none (see shown)
+  const char* shown = "";    // the default as the README shows it
   const char* meaning = "";
   Scope scope = Scope::kPlugin;
   // One of `fallbacks` that is an older name of this variable: it still works, with a

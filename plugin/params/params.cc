@@ -33,7 +33,8 @@ std::string range_text(const Spec& s) {
 
 std::string choices_text(const Spec& s) {
   std::string out;
-  for (char c : std::string_view(s.choices)) out += c == '|' ? std::string(", ") : std::string(1, c);
+  for (char c : std::string_view(s.choices))
+    out += c == '|' ? std::string(", ") : std::string(1, c);
   return out;
 }
 
@@ -110,8 +111,7 @@ std::string parse_value(const Spec& s, const char* name, const char* raw, Value*
       if (!find_choice(s, raw, &v.text))
         return quoted(name, raw) + " is not one of " + choices_text(s);
       break;
-    case Type::kText:
-      break;
+    case Type::kText: break;
   }
   v.set = true;
   *out = std::move(v);
@@ -159,8 +159,10 @@ Value Settings::read_env(Id id, std::string* problem) {
   st.read_entry(spec(id), [](const char* name) -> const char* { return std::getenv(name); });
   if (problem != nullptr) {
     problem->clear();
-    if (!st.errors_.empty()) *problem = st.errors_.front();
-    else if (!st.warnings_.empty()) *problem = st.warnings_.front();
+    if (!st.errors_.empty())
+      *problem = st.errors_.front();
+    else if (!st.warnings_.empty())
+      *problem = st.warnings_.front();
   }
   return st.values_[index(id)];
 }
@@ -231,7 +233,8 @@ std::string markdown_table() {
       case Type::kBool:
       case Type::kText: break;
     }
-    if (s.scope == Scope::kTools && std::string_view(s.meaning).find("only") == std::string_view::npos)
+    if (s.scope == Scope::kTools &&
+        std::string_view(s.meaning).find("only") == std::string_view::npos)
       meaning = "Perf tools only. " + meaning;
     out += "| " + names + " | " + s.shown + " | " + meaning + " |\n";
   }

@@ -18,11 +18,11 @@ using Lookup = std::function<const char*(const char* name)>;
 
 // One entry's value after validation.
 struct Value {
-  bool set = false;         // a valid value was given (else the default applies)
-  const char* from = "";    // the variable that supplied it (name or a fallback)
-  std::string text;         // as given (kText, kChoice: the choice as the table spells it)
-  int64_t integer = 0;      // kInt; kBool: 0 or 1
-  double number = 0;        // kNumber
+  bool set = false;       // a valid value was given (else the default applies)
+  const char* from = "";  // the variable that supplied it (name or a fallback)
+  std::string text;       // as given (kText, kChoice: the choice as the table spells it)
+  int64_t integer = 0;    // kInt; kBool: 0 or 1
+  double number = 0;      // kNumber
 };
 
 // Parses `raw` as the entry's type. Returns "" or what is wrong, in words that name the

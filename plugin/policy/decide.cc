@@ -23,7 +23,8 @@ const char* raw_reason_name(RawReason r) {
 }
 
 double schedule_multiplier(const EbSchedule& s, uint64_t message_index) {
-  if (s.kind == EbSchedule::Kind::kNone || s.messages == 0 || message_index >= s.messages) return 1.0;
+  if (s.kind == EbSchedule::Kind::kNone || s.messages == 0 || message_index >= s.messages)
+    return 1.0;
   double t = static_cast<double>(message_index) / static_cast<double>(s.messages);
   switch (s.kind) {
     case EbSchedule::Kind::kStep: return s.start;
@@ -52,22 +53,26 @@ bool nranks_ok(const Match& mt, int32_t nranks) {
 
 }  // namespace
 
-bool Policy::matches(const Rule& r, int32_t index, const MessageMeta& m, DataType effective) const noexcept {
+bool Policy::matches(const Rule& r, int32_t index, const MessageMeta& m,
+                     DataType effective) const noexcept {
   const Match& mt = r.match;
-  if (!mt.any_collective && !mt.collectives.test(static_cast<std::size_t>(m.collective))) return false;
+  if (!mt.any_collective && !mt.collectives.test(static_cast<std::size_t>(m.collective)))
+    return false;
   if (!mt.any_dtype && !mt.dtypes.test(static_cast<std::size_t>(effective))) return false;
   if (!mt.any_proto && !mt.protos.test(static_cast<std::size_t>(m.proto))) return false;
   if (!mt.any_algo && !mt.algos.test(static_cast<std::size_t>(m.algo))) return false;
   uint64_t b = m.match_bytes();
   if (b < mt.min_bytes || b > mt.max_bytes) return false;
   if (!nranks_ok(mt, m.nranks)) return false;
-  if (!mt.comm_patterns.empty() && (m.comm == nullptr || !m.comm->rules.test(static_cast<std::size_t>(index)))) {
+  if (!mt.comm_patterns.empty() &&
+      (m.comm == nullptr || !m.comm->rules.test(static_cast<std::size_t>(index)))) {
     return false;
   }
   return true;
 }
 
-Decision Policy::apply(const Action& a, int32_t rule, const MessageMeta& m, DataType effective) const noexcept {
+Decision Policy::apply(const Action& a, int32_t rule, const MessageMeta& m,
+                       DataType effective) const noexcept {
   Decision d;
   d.action = &a;
   d.rule = rule;

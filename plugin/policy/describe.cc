@@ -109,56 +109,62 @@ std::string describe_action(const Action& a) {
   std::string out = codec_policy_name(p.codec);
   switch (p.codec) {
     case compress::CodecId::kQuantize:
-      out += ", error bound " + std::string(bound_mode(p.quantize.mode)) + " " + number(p.quantize.error_bound);
+      out += ", error bound " + std::string(bound_mode(p.quantize.mode)) + " " +
+             number(p.quantize.error_bound);
       if (p.quantize.row_length != 0) out += ", rows of " + std::to_string(p.quantize.row_length);
       if (p.quantize.dedupe_rows) out += ", distinct rows sent once";
       if (a.schedule.kind != EbSchedule::Kind::kNone) {
         const char* k = a.schedule.kind == EbSchedule::Kind::kStep     ? "step"
                         : a.schedule.kind == EbSchedule::Kind::kLinear ? "linear"
                                                                        : "log";
-        out += ", bound x" + number(a.schedule.start) + " -> x1 over " + std::to_string(a.schedule.messages) +
-               " messages (" + k + ")";
+        out += ", bound x" + number(a.schedule.start) + " -> x1 over " +
+               std::to_string(a.schedule.messages) + " messages (" + k + ")";
       }
-      if (!a.streams.empty()) out += ", " + std::to_string(a.streams.size()) + " per-stream multipliers";
+      if (!a.streams.empty())
+        out += ", " + std::to_string(a.streams.size()) + " per-stream multipliers";
       break;
     case compress::CodecId::kThreshold:
       out += ", keep " + number(p.threshold.keep * 100.0) + "%, threshold refreshed every " +
              std::to_string(p.threshold.refresh_every) + " messages";
-      if (p.threshold.value_dtype != compress::Dtype::kFloat32) out += ", values as " + std::string(float_name(p.threshold.value_dtype));
+      if (p.threshold.value_dtype != compress::Dtype::kFloat32)
+        out += ", values as " + std::string(float_name(p.threshold.value_dtype));
       if (p.threshold.error_feedback) out += ", error feedback";
       break;
     case compress::CodecId::kCast:
       out += " float32 -> " + std::string(float_name(p.cast.to));
       break;
-    default:
-      break;
+    default: break;
   }
   if (p.checksum) out += ", checksum";
   if (a.lossy()) {
     out += a.fallback == Fallback::kRaw ? "; other dtypes raw" : "; other dtypes lossless";
     if (a.consistency == Consistency::kRelaxed) out += "; all-reduce ranks may differ (relaxed)";
   }
-  if (a.assume_dtype != DataType::kUnknown) out += "; unknown dtype treated as " + std::string(dtype_name(a.assume_dtype));
+  if (a.assume_dtype != DataType::kUnknown)
+    out += "; unknown dtype treated as " + std::string(dtype_name(a.assume_dtype));
   return out;
 }
 
 std::string describe_policy(const Policy& p) {
-  std::string out = "policy " + p.source() + ": valid; " + std::to_string(p.rules().size()) + " rule" +
-                    (p.rules().size() == 1 ? "" : "s") + "; tuner " + (p.tuner_enabled() ? "on" : "off") + "\n";
+  std::string out = "policy " + p.source() + ": valid; " + std::to_string(p.rules().size()) +
+                    " rule" + (p.rules().size() == 1 ? "" : "s") + "; tuner " +
+                    (p.tuner_enabled() ? "on" : "off") + "\n";
   for (std::size_t i = 0; i < p.rules().size(); ++i) {
     const Rule& r = p.rules()[i];
-    out += "  rule " + std::to_string(i) + " \"" + r.name + "\" (" + r.pointer + "): " + describe_match(r.match) +
-           "\n      -> " + describe_action(r.action) + "\n";
+    out += "  rule " + std::to_string(i) + " \"" + r.name + "\" (" + r.pointer +
+           "): " + describe_match(r.match) + "\n      -> " + describe_action(r.action) + "\n";
   }
   out += "  default: " + describe_action(p.default_action()) + "\n";
-  out += "  always: LL/LL128 messages are sent raw; lossy codecs apply only to float32/bfloat16/float16 data of "
-         "known (or assumed) dtype\n";
+  out +=
+      "  always: LL/LL128 messages are sent raw; lossy codecs apply only to "
+      "float32/bfloat16/float16 data of "
+      "known (or assumed) dtype\n";
   return out;
 }
 
 std::string describe_meta(const MessageMeta& m) {
-  std::string out = std::string(collective_name(m.collective)) + ", dtype " + dtype_name(m.dtype) + ", " +
-                    format_bytes(m.match_bytes()) + ", proto " + proto_name(m.proto);
+  std::string out = std::string(collective_name(m.collective)) + ", dtype " + dtype_name(m.dtype) +
+                    ", " + format_bytes(m.match_bytes()) + ", proto " + proto_name(m.proto);
   if (m.algo != Algo::kUnknown) out += std::string(", algo ") + algo_name(m.algo);
   out += m.nranks > 0 ? ", nranks " + std::to_string(m.nranks) : ", nranks unknown";
   return out;
@@ -171,10 +177,10 @@ std::string describe_decision(const Policy& p, const Decision& d) {
       case RawReason::kProtocol:
         return "raw: LL and LL128 messages are never compressed (" + who + " matched)";
       case RawReason::kDtype:
-        return std::string("raw: ") + codec_policy_name(d.action->params.codec) + " is lossy and the dtype is " +
-               dtype_name(d.dtype) + " (" + who + " matched; its fallback is raw)";
-      default:
-        return "raw, by " + who;
+        return std::string("raw: ") + codec_policy_name(d.action->params.codec) +
+               " is lossy and the dtype is " + dtype_name(d.dtype) + " (" + who +
+               " matched; its fallback is raw)";
+      default: return "raw, by " + who;
     }
   }
   std::string out = std::string(codec_policy_name(d.params->codec));

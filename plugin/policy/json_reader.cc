@@ -23,7 +23,9 @@ std::string pointer_child(const std::string& ptr, std::string_view key) {
   return out;
 }
 
-std::string pointer_child(const std::string& ptr, std::size_t index) { return ptr + "/" + std::to_string(index); }
+std::string pointer_child(const std::string& ptr, std::size_t index) {
+  return ptr + "/" + std::to_string(index);
+}
 
 std::string quoted_list(std::span<const std::string_view> names) {
   std::string out;
@@ -59,7 +61,8 @@ void JsonReader::fail(const std::string& ptr, const std::string& reason) {
   }
   ++count_;
   if (errors_ != nullptr) {
-    errors_->push_back("policy " + source_ + ": " + (ptr.empty() ? std::string("(document)") : ptr) + ": " + reason);
+    errors_->push_back("policy " + source_ + ": " +
+                       (ptr.empty() ? std::string("(document)") : ptr) + ": " + reason);
   }
 }
 
@@ -85,7 +88,8 @@ bool JsonReader::parse(std::string_view text, Json* out) {
   }
   // nlohmann's lexer stops at a NUL byte and would ignore whatever follows it.
   if (auto nul = text.find('\0'); nul != std::string_view::npos) {
-    fail("", "contains a NUL byte at offset " + std::to_string(nul) + "; a policy is UTF-8 JSON text");
+    fail("",
+         "contains a NUL byte at offset " + std::to_string(nul) + "; a policy is UTF-8 JSON text");
     return false;
   }
   const std::size_t errors_before = count_;
@@ -111,8 +115,8 @@ bool JsonReader::parse(std::string_view text, Json* out) {
     }
     std::string what = e.what();
     auto colon = what.rfind(": ");
-    fail("", "not valid JSON at line " + std::to_string(line) + ", column " + std::to_string(col) + ": " +
-                 (colon == std::string::npos ? what : what.substr(colon + 2)));
+    fail("", "not valid JSON at line " + std::to_string(line) + ", column " + std::to_string(col) +
+                 ": " + (colon == std::string::npos ? what : what.substr(colon + 2)));
     return false;
   } catch (const Json::exception& e) {
     // Other parser errors, e.g. out_of_range 406 for a number that overflows every JSON type
@@ -135,11 +139,13 @@ bool JsonReader::is_object(const Json& v, const std::string& ptr) {
   return false;
 }
 
-void JsonReader::only_keys(const Json& obj, const std::string& ptr, std::span<const std::string_view> allowed) {
+void JsonReader::only_keys(const Json& obj, const std::string& ptr,
+                           std::span<const std::string_view> allowed) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool known = false;
     for (std::string_view a : allowed) known = known || it.key() == a;
-    if (!known) fail(pointer_child(ptr, it.key()), "unknown key; allowed here: " + quoted_list(allowed));
+    if (!known)
+      fail(pointer_child(ptr, it.key()), "unknown key; allowed here: " + quoted_list(allowed));
   }
 }
 
@@ -165,7 +171,8 @@ bool JsonReader::get_string(const Json& v, const std::string& ptr, std::string* 
   return true;
 }
 
-bool JsonReader::get_uint(const Json& v, const std::string& ptr, uint64_t lo, uint64_t hi, uint64_t* out) {
+bool JsonReader::get_uint(const Json& v, const std::string& ptr, uint64_t lo, uint64_t hi,
+                          uint64_t* out) {
   const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
   uint64_t x = 0;
   if (v.is_number_unsigned()) {
@@ -218,7 +225,8 @@ bool JsonReader::get_string_list(const Json& v, const std::string& ptr, std::vec
     return false;
   }
   if (v.empty()) {
-    fail(ptr, "must not be an empty array (it would match nothing); remove the key to match everything");
+    fail(ptr,
+         "must not be an empty array (it would match nothing); remove the key to match everything");
     return false;
   }
   bool ok = true;

@@ -24,7 +24,8 @@ std::string pointer_child(const std::string& ptr, std::size_t index);
 
 class JsonReader {
  public:
-  JsonReader(std::string_view source, std::vector<std::string>* errors) : source_(source), errors_(errors) {}
+  JsonReader(std::string_view source, std::vector<std::string>* errors)
+      : source_(source), errors_(errors) {}
 
   void fail(const std::string& ptr, const std::string& reason);
   // fail(make_ptr(), make_reason()), where the two are built only if the error gets its own
@@ -46,7 +47,8 @@ class JsonReader {
 
   bool is_object(const Json& v, const std::string& ptr);
   // Reports every key of obj not in `allowed`.
-  void only_keys(const Json& obj, const std::string& ptr, std::span<const std::string_view> allowed);
+  void only_keys(const Json& obj, const std::string& ptr,
+                 std::span<const std::string_view> allowed);
   bool get_bool(const Json& v, const std::string& ptr, bool* out);
   bool get_string(const Json& v, const std::string& ptr, std::string* out);  // non-empty
   // An integer in [lo, hi]; an integral float such as 1e6 is accepted.

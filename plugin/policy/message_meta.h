@@ -78,7 +78,7 @@ enum class CollNetHop : uint8_t { kNone = 0, kContribution, kResult };
 struct CollNetPiece {
   CollNetHop hop = CollNetHop::kNone;
   ReduceOp op = ReduceOp::kUnknown;
-  int32_t nodes = 0;          // ranks of the collective network (one per node)
+  int32_t nodes = 0;  // ranks of the collective network (one per node)
   // The stream identity of the piece: elements of the tensor the call belongs to and the
   // element offset of the piece in it. When !position_known (the collective's boundaries are
   // unknown), they describe the call itself, which another tensor may share.
@@ -97,14 +97,15 @@ struct MessageMeta {
   DataType dtype = DataType::kUnknown;           // from the profiler chain
   Algo algo = Algo::kUnknown;
   bool is_send = true;
-  uint64_t bytes = 0;        // bytes of this network message (what isend was given)
-  uint64_t coll_bytes = 0;   // count x dtype size of the call (per peer for p2p/all-to-all); 0 = unknown
-  uint64_t count = 0;        // elements of the call (per peer for p2p/all-to-all); 0 = unknown
-  uint64_t seq = 0;          // the collective's sequence number (valid when has_seq)
+  uint64_t bytes = 0;  // bytes of this network message (what isend was given)
+  uint64_t coll_bytes =
+      0;               // count x dtype size of the call (per peer for p2p/all-to-all); 0 = unknown
+  uint64_t count = 0;  // elements of the call (per peer for p2p/all-to-all); 0 = unknown
+  uint64_t seq = 0;    // the collective's sequence number (valid when has_seq)
   bool has_seq = false;
-  int32_t nranks = 0;        // 0 = unknown
-  int32_t peer = -1;         // -1 = unknown
-  int32_t step = -1;         // the message's index within its proxy op (profiler ProxyStep); -1 = unknown
+  int32_t nranks = 0;  // 0 = unknown
+  int32_t peer = -1;   // -1 = unknown
+  int32_t step = -1;   // the message's index within its proxy op (profiler ProxyStep); -1 = unknown
   const CommMatch* comm = nullptr;  // nullptr = communicator name unknown
   CollNetPiece collnet;             // hop kNone except on the collective network
 

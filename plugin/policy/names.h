@@ -18,11 +18,11 @@ const char* collective_name(Collective c);
 const char* dtype_name(DataType d);
 const char* proto_name(Proto p);
 const char* algo_name(Algo a);
-const char* reduce_op_name(ReduceOp o);  // "sum", "min", "max", "unknown"
+const char* reduce_op_name(ReduceOp o);                      // "sum", "min", "max", "unknown"
 bool parse_collective(std::string_view s, Collective* out);  // "unknown" is not accepted
-bool parse_dtype(std::string_view s, DataType* out);          // "unknown" is accepted
-bool parse_proto(std::string_view s, Proto* out);             // "unknown" is not accepted
-bool parse_algo(std::string_view s, Algo* out);               // "unknown" is not accepted
+bool parse_dtype(std::string_view s, DataType* out);         // "unknown" is accepted
+bool parse_proto(std::string_view s, Proto* out);            // "unknown" is not accepted
+bool parse_algo(std::string_view s, Algo* out);              // "unknown" is not accepted
 
 // NCCL's strings, as in ncclFuncToString / ncclDatatypeToString / ncclProtoToString /
 // ncclAlgoToString. NULL is allowed.

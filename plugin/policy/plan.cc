@@ -75,9 +75,10 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
     // Only partial sums may be lossy under bitwise consistency; final values travel exactly,
     // so every rank ends with the owner's bits. An unknown position, or an unknown rank
     // count (no budget per hop), is not lossy.
-    const bool lossy_hop = c == Consistency::kBitwise
-                               ? m.algo == Algo::kRing && ring_allreduce_partial_sum(m.step, m.nranks)
-                               : allreduce_lossy_hops(m.nranks, c) > 0;
+    const bool lossy_hop =
+        c == Consistency::kBitwise
+            ? m.algo == Algo::kRing && ring_allreduce_partial_sum(m.step, m.nranks)
+            : allreduce_lossy_hops(m.nranks, c) > 0;
     if (!lossy_hop) fall_back(raw_cause(d.raw_reason));
   }
   if (params == nullptr) return raw(p, no_params_cause);

@@ -87,10 +87,10 @@ struct Plan {
   // When compress:
   compress::CodecParams params;  // the rule's, with the error bound scaled for this message
   compress::Dtype dtype = compress::Dtype::kBytes;
-  uint64_t count = 0;        // elements of dtype
+  uint64_t count = 0;  // elements of dtype
   StreamKey stream;
   bool lossy = false;
-  double hop_share = 1.0;    // the share of the rule's bound this hop may add (all-reduce)
+  double hop_share = 1.0;  // the share of the rule's bound this hop may add (all-reduce)
   // The rule asks for error feedback, which this message goes without: its place in its
   // tensor is unknown (collective network), so no residual could be matched to its elements.
   bool feedback_off = false;

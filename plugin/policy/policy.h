@@ -73,10 +73,10 @@ enum class Consistency : uint8_t { kBitwise, kRelaxed };
 enum class Fallback : uint8_t { kRaw, kLossless };
 
 struct Action {
-  bool raw = true;                          // codec "raw": send as is, zero copy
-  compress::CodecParams params;             // when !raw
+  bool raw = true;               // codec "raw": send as is, zero copy
+  compress::CodecParams params;  // when !raw
   Fallback fallback = Fallback::kRaw;
-  compress::CodecParams fallback_params;    // lossless with the same checksum setting
+  compress::CodecParams fallback_params;       // lossless with the same checksum setting
   DataType assume_dtype = DataType::kUnknown;  // used only when the dtype is unknown
   EbSchedule schedule;
   std::vector<StreamBound> streams;
@@ -92,22 +92,22 @@ struct Rule {
 };
 
 enum class RawReason : uint8_t {
-  kNone = 0,    // not raw
-  kPolicy,      // the rule (or the default) says raw
-  kProtocol,    // LL/LL128 (or unknown protocol): never altered
-  kDtype,       // a lossy codec cannot apply to this dtype and the fallback is raw
+  kNone = 0,  // not raw
+  kPolicy,    // the rule (or the default) says raw
+  kProtocol,  // LL/LL128 (or unknown protocol): never altered
+  kDtype,     // a lossy codec cannot apply to this dtype and the fallback is raw
 };
 const char* raw_reason_name(RawReason r);
 
 struct Decision {
-  const compress::CodecParams* params = nullptr;  // nullptr = raw; points into the Policy
+  const compress::CodecParams* params = nullptr;          // nullptr = raw; points into the Policy
   compress::Dtype codec_dtype = compress::Dtype::kBytes;  // what to tell the codec
   DataType dtype = DataType::kUnknown;  // the dtype the decision assumed (assume_dtype applied)
   const Action* action = nullptr;       // the rule's (or default's) action; never nullptr
   int32_t rule = -1;                    // index of the matching rule; -1 = the default
   RawReason raw_reason = RawReason::kNone;
   bool lossy = false;
-  double eb_multiplier = 1.0;           // per-stream multiplier (the schedule is the engine's)
+  double eb_multiplier = 1.0;  // per-stream multiplier (the schedule is the engine's)
   bool is_raw() const { return params == nullptr; }
 };
 
@@ -129,12 +129,16 @@ class Policy {
   bool tuner_enabled() const { return tuner_; }
   const std::string& source() const { return source_; }
   // Stats slot of a decision: rules 0..n-1, the default n.
-  int stats_slot(const Decision& d) const { return d.rule < 0 ? static_cast<int>(rules_.size()) : d.rule; }
+  int stats_slot(const Decision& d) const {
+    return d.rule < 0 ? static_cast<int>(rules_.size()) : d.rule;
+  }
 
  private:
   friend class PolicyParser;
-  bool matches(const Rule& r, int32_t index, const MessageMeta& m, DataType effective) const noexcept;
-  Decision apply(const Action& a, int32_t rule, const MessageMeta& m, DataType effective) const noexcept;
+  bool matches(const Rule& r, int32_t index, const MessageMeta& m,
+               DataType effective) const noexcept;
+  Decision apply(const Action& a, int32_t rule, const MessageMeta& m,
+                 DataType effective) const noexcept;
 
   std::string source_;
   std::vector<Rule> rules_;

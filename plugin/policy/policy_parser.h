@@ -14,7 +14,8 @@ namespace squeeze::policy {
 
 class PolicyParser {
  public:
-  PolicyParser(std::string_view source, std::vector<std::string>* errors) : r_(source, errors), source_(source) {}
+  PolicyParser(std::string_view source, std::vector<std::string>* errors)
+      : r_(source, errors), source_(source) {}
   std::shared_ptr<const Policy> run(std::string_view text);
 
  private:

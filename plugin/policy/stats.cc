@@ -3,8 +3,8 @@
 #include <bit>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -30,7 +30,9 @@ std::string human_bytes(uint64_t b) {
   return buf;
 }
 
-double ratio(uint64_t in, uint64_t out) { return out == 0 ? 0.0 : static_cast<double>(in) / static_cast<double>(out); }
+double ratio(uint64_t in, uint64_t out) {
+  return out == 0 ? 0.0 : static_cast<double>(in) / static_cast<double>(out);
+}
 
 nlohmann::json counters_json(const Stats::Counters& c) {
   nlohmann::json raw = nlohmann::json::object();
@@ -109,9 +111,10 @@ const char* route_name(Route r) { return r == Route::kCollNet ? "collnet" : "net
 Stats::Stats(std::vector<std::string> rule_names, std::string policy_source)
     : names_(std::move(rule_names)), source_(std::move(policy_source)) {
   names_.push_back("default");
-  cells_ = std::make_unique<Cell[]>(static_cast<std::size_t>(kNumRoutes) * names_.size() * kNumCollectives);
-  decode_cells_ =
-      std::make_unique<DecodeCell[]>(static_cast<std::size_t>(kNumRoutes) * kNumCodecs * kNumCollectives);
+  cells_ = std::make_unique<Cell[]>(static_cast<std::size_t>(kNumRoutes) * names_.size() *
+                                    kNumCollectives);
+  decode_cells_ = std::make_unique<DecodeCell[]>(static_cast<std::size_t>(kNumRoutes) * kNumCodecs *
+                                                 kNumCollectives);
 }
 
 std::unique_ptr<Stats> Stats::for_policy(const Policy& p) {
@@ -133,8 +136,8 @@ std::size_t Stats::decode_index(compress::CodecId codec, Collective c, Route rou
   const auto k = static_cast<std::size_t>(codec);
   const auto ci = static_cast<std::size_t>(c);
   const auto ri = static_cast<std::size_t>(route);
-  if (k >= static_cast<std::size_t>(kNumCodecs) || ci >= static_cast<std::size_t>(kNumCollectives) ||
-      ri >= static_cast<std::size_t>(kNumRoutes))
+  if (k >= static_cast<std::size_t>(kNumCodecs) ||
+      ci >= static_cast<std::size_t>(kNumCollectives) || ri >= static_cast<std::size_t>(kNumRoutes))
     return SIZE_MAX;
   return (ri * kNumCodecs + k) * kNumCollectives + ci;
 }
@@ -144,8 +147,8 @@ Stats::Cell* Stats::cell_ptr(int slot, Collective c, Route route) noexcept {
   return i == SIZE_MAX ? nullptr : &cells_[i];
 }
 
-void Stats::record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out, uint64_t encode_ns,
-                          Route route) noexcept {
+void Stats::record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out,
+                          uint64_t encode_ns, Route route) noexcept {
   Cell* cell = cell_ptr(slot, c, route);
   if (cell == nullptr) return;
   cell->messages.fetch_add(1, kRelaxed);
@@ -173,8 +176,8 @@ void Stats::record_error(int slot, Collective c, double max_abs_error, Route rou
   }
 }
 
-void Stats::record_decode(compress::CodecId codec, Collective c, uint64_t frame_bytes, uint64_t bytes_out,
-                          uint64_t decode_ns, Route route) noexcept {
+void Stats::record_decode(compress::CodecId codec, Collective c, uint64_t frame_bytes,
+                          uint64_t bytes_out, uint64_t decode_ns, Route route) noexcept {
   const std::size_t i = decode_index(codec, c, route);
   if (i == SIZE_MAX) return;
   DecodeCell& d = decode_cells_[i];
@@ -245,25 +248,30 @@ std::string Stats::summary_line() const {
   Counters t = totals();
   DecodeCounters d = decode_totals();
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "Squeeze stats: %llu messages encoded, %s -> %s (ratio %.2f), encode %.3f s; %llu decoded "
-                "(%s -> %s), decode %.3f s; %llu raw (%s: policy %llu, protocol %llu, dtype %llu, not worth it %llu, "
-                "failed %llu)",
-                static_cast<unsigned long long>(t.messages), human_bytes(t.bytes_in).c_str(),
-                human_bytes(t.bytes_out).c_str(), ratio(t.bytes_in, t.bytes_out), static_cast<double>(t.encode_ns) * 1e-9,
-                static_cast<unsigned long long>(d.messages), human_bytes(d.frame_bytes).c_str(),
-                human_bytes(d.bytes_out).c_str(), static_cast<double>(d.decode_ns) * 1e-9,
-                static_cast<unsigned long long>(t.raw_total()), human_bytes(t.raw_bytes).c_str(),
-                static_cast<unsigned long long>(t.raw_messages[0]), static_cast<unsigned long long>(t.raw_messages[1]),
-                static_cast<unsigned long long>(t.raw_messages[2]), static_cast<unsigned long long>(t.raw_messages[3]),
-                static_cast<unsigned long long>(t.raw_messages[4]));
+  std::snprintf(
+      buf, sizeof buf,
+      "Squeeze stats: %llu messages encoded, %s -> %s (ratio %.2f), encode %.3f s; %llu decoded "
+      "(%s -> %s), decode %.3f s; %llu raw (%s: policy %llu, protocol %llu, dtype %llu, not worth "
+      "it %llu, "
+      "failed %llu)",
+      static_cast<unsigned long long>(t.messages), human_bytes(t.bytes_in).c_str(),
+      human_bytes(t.bytes_out).c_str(), ratio(t.bytes_in, t.bytes_out),
+      static_cast<double>(t.encode_ns) * 1e-9, static_cast<unsigned long long>(d.messages),
+      human_bytes(d.frame_bytes).c_str(), human_bytes(d.bytes_out).c_str(),
+      static_cast<double>(d.decode_ns) * 1e-9, static_cast<unsigned long long>(t.raw_total()),
+      human_bytes(t.raw_bytes).c_str(), static_cast<unsigned long long>(t.raw_messages[0]),
+      static_cast<unsigned long long>(t.raw_messages[1]),
+      static_cast<unsigned long long>(t.raw_messages[2]),
+      static_cast<unsigned long long>(t.raw_messages[3]),
+      static_cast<unsigned long long>(t.raw_messages[4]));
   std::string line = buf;
   const Counters cn = route_totals(Route::kCollNet);
   if (cn.messages != 0 || cn.raw_total() != 0) {
-    std::snprintf(buf, sizeof buf, "; of which CollNet: %llu encoded, %s -> %s (ratio %.2f), %llu raw (%s)",
-                  static_cast<unsigned long long>(cn.messages), human_bytes(cn.bytes_in).c_str(),
-                  human_bytes(cn.bytes_out).c_str(), ratio(cn.bytes_in, cn.bytes_out),
-                  static_cast<unsigned long long>(cn.raw_total()), human_bytes(cn.raw_bytes).c_str());
+    std::snprintf(
+        buf, sizeof buf, "; of which CollNet: %llu encoded, %s -> %s (ratio %.2f), %llu raw (%s)",
+        static_cast<unsigned long long>(cn.messages), human_bytes(cn.bytes_in).c_str(),
+        human_bytes(cn.bytes_out).c_str(), ratio(cn.bytes_in, cn.bytes_out),
+        static_cast<unsigned long long>(cn.raw_total()), human_bytes(cn.raw_bytes).c_str());
     line += buf;
   }
   if (t.error_samples != 0) {
@@ -278,21 +286,24 @@ std::string Stats::to_json(int rank) const {
   nlohmann::json routes = nlohmann::json::object();
   for (int r = 0; r < kNumRoutes; ++r) {
     const Counters x = route_totals(static_cast<Route>(r));
-    if (x.messages != 0 || x.raw_total() != 0) routes[route_name(static_cast<Route>(r))] = counters_json(x);
+    if (x.messages != 0 || x.raw_total() != 0)
+      routes[route_name(static_cast<Route>(r))] = counters_json(x);
   }
   doc["routes"] = std::move(routes);
   auto per_collective = [this](int s, Route route) {
     nlohmann::json per = nlohmann::json::object();
     for (int c = 0; c < kNumCollectives; ++c) {
       Counters x = cell(s, static_cast<Collective>(c), route);
-      if (x.messages != 0 || x.raw_total() != 0) per[collective_name(static_cast<Collective>(c))] = counters_json(x);
+      if (x.messages != 0 || x.raw_total() != 0)
+        per[collective_name(static_cast<Collective>(c))] = counters_json(x);
     }
     return per;
   };
   nlohmann::json rules = nlohmann::json::array();
   for (int s = 0; s < slots(); ++s) {
-    nlohmann::json rule = {
-        {"name", slot_name(s)}, {"default", s + 1 == slots()}, {"collectives", per_collective(s, Route::kNet)}};
+    nlohmann::json rule = {{"name", slot_name(s)},
+                           {"default", s + 1 == slots()},
+                           {"collectives", per_collective(s, Route::kNet)}};
     nlohmann::json collnet = per_collective(s, Route::kCollNet);
     if (!collnet.empty()) rule["collnet"] = std::move(collnet);
     rules.push_back(std::move(rule));
@@ -302,10 +313,11 @@ std::string Stats::to_json(int rank) const {
     nlohmann::json dec = nlohmann::json::object();
     for (int k = 0; k < kNumCodecs; ++k) {
       for (int c = 0; c < kNumCollectives; ++c) {
-        DecodeCounters x = decode_cell(static_cast<compress::CodecId>(k), static_cast<Collective>(c), route);
+        DecodeCounters x =
+            decode_cell(static_cast<compress::CodecId>(k), static_cast<Collective>(c), route);
         if (x.messages == 0) continue;
-        dec[codec_policy_name(static_cast<compress::CodecId>(k))][collective_name(static_cast<Collective>(c))] =
-            decode_json(x);
+        dec[codec_policy_name(static_cast<compress::CodecId>(k))]
+           [collective_name(static_cast<Collective>(c))] = decode_json(x);
       }
     }
     return dec;
@@ -322,7 +334,8 @@ bool Stats::write_json(std::string_view path_template, int rank, std::string* er
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {
-      if (error != nullptr) *error = "stats file " + tmp + ": cannot create: " + std::strerror(errno);
+      if (error != nullptr)
+        *error = "stats file " + tmp + ": cannot create: " + std::strerror(errno);
       return false;
     }
     out << to_json(rank);
@@ -334,7 +347,8 @@ bool Stats::write_json(std::string_view path_template, int rank, std::string* er
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (error != nullptr) *error = "stats file " + path + ": cannot rename from " + tmp + ": " + std::strerror(errno);
+    if (error != nullptr)
+      *error = "stats file " + path + ": cannot rename from " + tmp + ": " + std::strerror(errno);
     std::remove(tmp.c_str());
     return false;
   }

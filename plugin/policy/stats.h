@@ -34,13 +34,15 @@ class Stats {
   static std::unique_ptr<Stats> for_policy(const Policy& p);
 
   // Hot path. Out-of-range slots, collectives or routes are ignored.
-  void record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out, uint64_t encode_ns,
-                     Route route = Route::kNet) noexcept;
-  void record_raw(int slot, Collective c, uint64_t bytes, RawCause why, Route route = Route::kNet) noexcept;
+  void record_encode(int slot, Collective c, uint64_t bytes_in, uint64_t bytes_out,
+                     uint64_t encode_ns, Route route = Route::kNet) noexcept;
+  void record_raw(int slot, Collective c, uint64_t bytes, RawCause why,
+                  Route route = Route::kNet) noexcept;
   // largest |x - x'| seen
-  void record_error(int slot, Collective c, double max_abs_error, Route route = Route::kNet) noexcept;
-  void record_decode(compress::CodecId codec, Collective c, uint64_t frame_bytes, uint64_t bytes_out,
-                     uint64_t decode_ns, Route route = Route::kNet) noexcept;
+  void record_error(int slot, Collective c, double max_abs_error,
+                    Route route = Route::kNet) noexcept;
+  void record_decode(compress::CodecId codec, Collective c, uint64_t frame_bytes,
+                     uint64_t bytes_out, uint64_t decode_ns, Route route = Route::kNet) noexcept;
 
   struct Counters {
     uint64_t messages = 0;  // encoded
@@ -64,7 +66,8 @@ class Stats {
   int slots() const { return static_cast<int>(names_.size()); }
   const std::string& slot_name(int slot) const { return names_[static_cast<std::size_t>(slot)]; }
   Counters cell(int slot, Collective c, Route route = Route::kNet) const;
-  DecodeCounters decode_cell(compress::CodecId codec, Collective c, Route route = Route::kNet) const;
+  DecodeCounters decode_cell(compress::CodecId codec, Collective c,
+                             Route route = Route::kNet) const;
   Counters totals() const;  // every route
   DecodeCounters decode_totals() const;
   Counters route_totals(Route route) const;
@@ -82,21 +85,24 @@ class Stats {
 
  private:
   struct alignas(64) Cell {
-    std::atomic<uint64_t> messages{0}, bytes_in{0}, bytes_out{0}, encode_ns{0}, raw_bytes{0}, error_samples{0};
+    std::atomic<uint64_t> messages{0}, bytes_in{0}, bytes_out{0}, encode_ns{0}, raw_bytes{0},
+        error_samples{0};
     std::atomic<uint64_t> raw[kNumRawCauses] = {};
-    std::atomic<uint64_t> max_error_bits{0};  // bits of a double >= 0, so integer order is value order
+    std::atomic<uint64_t> max_error_bits{
+        0};  // bits of a double >= 0, so integer order is value order
   };
   struct alignas(64) DecodeCell {
     std::atomic<uint64_t> messages{0}, frame_bytes{0}, bytes_out{0}, decode_ns{0};
   };
   Cell* cell_ptr(int slot, Collective c, Route route) noexcept;
-  std::size_t cell_index(int slot, Collective c, Route route) const noexcept;  // SIZE_MAX: out of range
+  std::size_t cell_index(int slot, Collective c,
+                         Route route) const noexcept;  // SIZE_MAX: out of range
   std::size_t decode_index(compress::CodecId codec, Collective c, Route route) const noexcept;
 
   std::vector<std::string> names_;
   std::string source_;
-  std::unique_ptr<Cell[]> cells_;                 // routes x slots x kNumCollectives
-  std::unique_ptr<DecodeCell[]> decode_cells_;    // routes x kNumCodecs x kNumCollectives
+  std::unique_ptr<Cell[]> cells_;               // routes x slots x kNumCollectives
+  std::unique_ptr<DecodeCell[]> decode_cells_;  // routes x kNumCodecs x kNumCollectives
 };
 
 // SQUEEZE_STATS names a path; each rank writes its own file. "%r" in the path is replaced by

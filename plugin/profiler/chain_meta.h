@@ -15,12 +15,12 @@ struct ChainMeta {
   bool from_coll = false;  // the chain reached a Coll event
   bool from_p2p = false;   // the chain reached a P2p event
   bool has_seq = false;
-  uint64_t count = 0;      // elements of the call (per peer for p2p)
-  uint64_t seq = 0;        // Coll sequence number (per func, per communicator)
+  uint64_t count = 0;  // elements of the call (per peer for p2p)
+  uint64_t seq = 0;    // Coll sequence number (per func, per communicator)
   uint64_t comm_hash = 0;
   int32_t nranks = 0;
   int32_t rank = -1;
-  int32_t peer = -1;       // p2p peer, or the root of a rooted collective
+  int32_t peer = -1;  // p2p peer, or the root of a rooted collective
 };
 
 // What one ProxyOp event says about itself.

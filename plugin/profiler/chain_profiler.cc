@@ -25,8 +25,9 @@ ChainProfiler& ChainProfiler::instance() {
 ChainProfiler::ChainProfiler(pid_t pid, uint32_t max_slots, uint32_t retained_tasks)
     : pid_(pid), pool_(max_slots, retained_tasks) {}
 
-nccl_result_t ChainProfiler::init(void** context, uint64_t comm_hash, int* mask, const char* comm_name, int nnodes,
-                                  int nranks, int rank, nccl_logger_t log) {
+nccl_result_t ChainProfiler::init(void** context, uint64_t comm_hash, int* mask,
+                                  const char* comm_name, int nnodes, int nranks, int rank,
+                                  nccl_logger_t log) {
   if (context != nullptr) *context = nullptr;
   if (context == nullptr || mask == nullptr) return kNcclInvalidArgument;
   std::string problem;  // a bad value also stops the net plugin's init, which says so
@@ -45,8 +46,8 @@ nccl_result_t ChainProfiler::init(void** context, uint64_t comm_hash, int* mask,
   if (log != nullptr && !logged_active_.exchange(true)) {
     if (off) {
       log(kLogInfo, kSubsysInit, __FILE__, __LINE__,
-          "Squeeze profiler: %s=%s, no events requested: every message's dtype is \"unknown\"", env.from,
-          env.text.c_str());
+          "Squeeze profiler: %s=%s, no events requested: every message's dtype is \"unknown\"",
+          env.from, env.text.c_str());
     } else {
       log(kLogInfo, kSubsysInit, __FILE__, __LINE__,
           "Squeeze profiler: active; recovers the collective, dtype and count of each network "
@@ -56,7 +57,8 @@ nccl_result_t ChainProfiler::init(void** context, uint64_t comm_hash, int* mask,
   return kNcclSuccess;
 }
 
-void ChainProfiler::start_task(void* context, void** handle, const nccl_profiler_event_descr_v5* d) {
+void ChainProfiler::start_task(void* context, void** handle,
+                               const nccl_profiler_event_descr_v5* d) {
   CommInfo comm;
   if (!CommRegistry::instance().context_info(context, &comm)) return;
   ChainMeta m;
@@ -98,9 +100,10 @@ void ChainProfiler::start_task(void* context, void** handle, const nccl_profiler
       // collTaskAppend); the CollApi parent still has the user's dtype and count.
       TaskKind pk{};
       ChainMeta api;
-      if ((m.func == Collective::kAllGather || m.func == Collective::kBroadcast) && m.dtype == DataType::kInt8 &&
-          pool_.read_task(d->parentObj, &pk, &api) && pk == TaskKind::kCollApi && api.func == m.func &&
-          api.dtype != DataType::kUnknown && api.count * policy::dtype_size(api.dtype) == m.count) {
+      if ((m.func == Collective::kAllGather || m.func == Collective::kBroadcast) &&
+          m.dtype == DataType::kInt8 && pool_.read_task(d->parentObj, &pk, &api) &&
+          pk == TaskKind::kCollApi && api.func == m.func && api.dtype != DataType::kUnknown &&
+          api.count * policy::dtype_size(api.dtype) == m.count) {
         m.dtype = api.dtype;
         m.count = api.count;
       }
@@ -114,8 +117,7 @@ void ChainProfiler::start_task(void* context, void** handle, const nccl_profiler
       m.count = d->p2p.count;
       m.peer = d->p2p.peer;
       break;
-    default:
-      return;
+    default: return;
   }
   *handle = pool_.create_task(kind, m);
 }
@@ -135,16 +137,15 @@ void ChainProfiler::answer_query(const nccl_profiler_event_descr_v5* d) {
   answered_.fetch_add(1, std::memory_order_relaxed);
 }
 
-nccl_result_t ChainProfiler::start(void* context, void** handle, const nccl_profiler_event_descr_v5* d) {
+nccl_result_t ChainProfiler::start(void* context, void** handle,
+                                   const nccl_profiler_event_descr_v5* d) {
   if (handle == nullptr) return kNcclSuccess;
   *handle = nullptr;
   if (d == nullptr) return kNcclSuccess;
   switch (d->type) {
     case kProfileCollApi:
     case kProfileColl:
-    case kProfileP2p:
-      start_task(context, handle, d);
-      break;
+    case kProfileP2p: start_task(context, handle, d); break;
     case kProfileProxyOp: {
       // The context of a PXN op is another process's pointer: it is never used here.
       OpInfo info;
@@ -157,14 +158,13 @@ nccl_result_t ChainProfiler::start(void* context, void** handle, const nccl_prof
       *handle = pool_.create_op(info.foreign ? nullptr : d->parentObj, info);
       break;
     }
-    case kProfileProxyStep:
-      *handle = pool_.start_step(d->parentObj, d->proxyStep.step);
-      break;
+    case kProfileProxyStep: *handle = pool_.start_step(d->parentObj, d->proxyStep.step); break;
     case kProfileNetPlugin:
       answer_query(d);  // no event: nothing for the net plugin to stop
       break;
     default:
-      break;  // Group, GroupApi, P2pApi (its func is Send/Recv, like P2p's), KernelLaunch, KernelCh, ProxyCtrl
+      break;  // Group, GroupApi, P2pApi (its func is Send/Recv, like P2p's), KernelLaunch,
+              // KernelCh, ProxyCtrl
   }
   return kNcclSuccess;
 }
@@ -174,7 +174,8 @@ nccl_result_t ChainProfiler::stop(void* handle) {
   return kNcclSuccess;
 }
 
-nccl_result_t ChainProfiler::record(void*, nccl_profiler_event_state_t, const nccl_profiler_event_state_args_v5*) {
+nccl_result_t ChainProfiler::record(void*, nccl_profiler_event_state_t,
+                                    const nccl_profiler_event_state_args_v5*) {
   return kNcclSuccess;  // state changes carry nothing the policy needs
 }
 

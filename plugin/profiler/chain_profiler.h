@@ -35,11 +35,12 @@ class ChainProfiler {
   explicit ChainProfiler(pid_t pid, uint32_t max_slots = EventPool::kDefaultMaxSlots,
                          uint32_t retained_tasks = EventPool::kDefaultRetainedTasks);
 
-  nccl_result_t init(void** context, uint64_t comm_hash, int* mask, const char* comm_name, int nnodes, int nranks,
-                     int rank, nccl_logger_t log);
+  nccl_result_t init(void** context, uint64_t comm_hash, int* mask, const char* comm_name,
+                     int nnodes, int nranks, int rank, nccl_logger_t log);
   nccl_result_t start(void* context, void** handle, const nccl_profiler_event_descr_v5* d);
   nccl_result_t stop(void* handle);
-  nccl_result_t record(void* handle, nccl_profiler_event_state_t state, const nccl_profiler_event_state_args_v5* args);
+  nccl_result_t record(void* handle, nccl_profiler_event_state_t state,
+                       const nccl_profiler_event_state_args_v5* args);
   nccl_result_t finalize(void* context);
 
   const EventPool& pool() const { return pool_; }

@@ -31,7 +31,8 @@ ProfilerContext* CommRegistry::find(const void* ctx) const {
 
 void CommRegistry::remove(const void* ctx) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find_if(contexts_.begin(), contexts_.end(), [ctx](const auto& c) { return c.get() == ctx; });
+  auto it = std::find_if(contexts_.begin(), contexts_.end(),
+                         [ctx](const auto& c) { return c.get() == ctx; });
   if (it != contexts_.end()) contexts_.erase(it);
 }
 
@@ -54,7 +55,8 @@ bool CommRegistry::lookup(uint64_t comm_hash, CommInfo* out) const {
   return false;
 }
 
-void CommRegistry::note_api_call(const void* ctx, policy::Collective func, policy::DataType dtype, uint64_t count) {
+void CommRegistry::note_api_call(const void* ctx, policy::Collective func, policy::DataType dtype,
+                                 uint64_t count) {
   std::lock_guard<std::mutex> lock(mu_);
   ProfilerContext* c = find(ctx);
   if (c == nullptr) return;
@@ -69,9 +71,10 @@ bool CommRegistry::recent_dtype(uint64_t comm_hash, policy::Collective func, uin
   policy::DataType seen = policy::DataType::kUnknown;
   for (const auto& c : contexts_) {
     if (c->info.comm_hash != comm_hash) continue;
-    uint64_t factor = (func == policy::Collective::kAllGather || func == policy::Collective::kReduceScatter)
-                          ? static_cast<uint64_t>(std::max(c->info.nranks, 1))
-                          : 1;
+    uint64_t factor =
+        (func == policy::Collective::kAllGather || func == policy::Collective::kReduceScatter)
+            ? static_cast<uint64_t>(std::max(c->info.nranks, 1))
+            : 1;
     for (const auto& call : c->recent) {
       if (call.func != func || call.dtype == policy::DataType::kUnknown) continue;
       if (call.count * policy::dtype_size(call.dtype) * factor != nbytes) continue;
@@ -92,7 +95,8 @@ void CommRegistry::note_collnet_coll(const void* ctx, const CollNetColl& coll) {
   c->collnet.push_back(coll);
 }
 
-bool CommRegistry::take_collnet_coll(uint64_t comm_hash, bool have_after, uint64_t after_seq, CollNetColl* out) {
+bool CommRegistry::take_collnet_coll(uint64_t comm_hash, bool have_after, uint64_t after_seq,
+                                     CollNetColl* out) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = contexts_.rbegin(); it != contexts_.rend(); ++it) {
     if ((*it)->info.comm_hash != comm_hash) continue;

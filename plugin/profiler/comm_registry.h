@@ -64,11 +64,13 @@ class CommRegistry {
   // The newest live communicator with this hash.
   bool lookup(uint64_t comm_hash, CommInfo* out) const;
 
-  void note_api_call(const void* ctx, policy::Collective func, policy::DataType dtype, uint64_t count);
+  void note_api_call(const void* ctx, policy::Collective func, policy::DataType dtype,
+                     uint64_t count);
   // The dtype of the recent API call of `func` on this communicator whose size matches the
   // tuner's nBytes (count x size, times nranks for allgather/reducescatter). False when none
   // or when matching calls disagree.
-  bool recent_dtype(uint64_t comm_hash, policy::Collective func, uint64_t nbytes, policy::DataType* out) const;
+  bool recent_dtype(uint64_t comm_hash, policy::Collective func, uint64_t nbytes,
+                    policy::DataType* out) const;
 
   void note_collnet_coll(const void* ctx, const CollNetColl& coll);
   // The oldest recorded CollNet all-reduce of this communicator with a sequence number above
@@ -86,6 +88,8 @@ class CommRegistry {
 };
 
 // For the net engine: the communicator behind a commId, if our profiler knows it.
-inline bool lookup_comm(uint64_t comm_hash, CommInfo* out) { return CommRegistry::instance().lookup(comm_hash, out); }
+inline bool lookup_comm(uint64_t comm_hash, CommInfo* out) {
+  return CommRegistry::instance().lookup(comm_hash, out);
+}
 
 }  // namespace squeeze::profiler

@@ -26,7 +26,7 @@ struct EventPool::Slot {
   SlotKind kind = SlotKind::kFree;
   TaskKind task_kind = TaskKind::kColl;
   bool retired = false;
-  bool nccl_ref = false;  // NCCL has not stopped this event yet
+  bool nccl_ref = false;   // NCCL has not stopped this event yet
   uint8_t live_steps = 0;  // ops: bit i = a started, not yet stopped step in step slot i
   int32_t refs = 0;
   ChainMeta meta;
@@ -41,8 +41,9 @@ EventPool::EventPool(uint32_t max_slots, uint32_t retained_tasks)
     : max_slots_(std::min<uint32_t>(std::max<uint32_t>(max_slots, kChunkSlots), 1u << kIndexBits)),
       retained_cap_(retained_tasks == 0 ? 1 : retained_tasks) {
   std::random_device rd;
-  uint64_t seed = (uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(getpid()) ^
-                  static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  uint64_t seed =
+      (uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(getpid()) ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   salt_ = (seed ^ (seed >> 17) ^ (seed >> 41)) & kSaltMask;
   if (salt_ == 0) salt_ = 0x5351;
   retired_.assign(retained_cap_, 0);
@@ -62,7 +63,8 @@ EventPool::Slot* EventPool::slot_at(uint32_t index) const {
   return &chunks_[chunk][index % kChunkSlots];
 }
 
-EventPool::Slot* EventPool::decode(void* handle, uint32_t* index, bool* step, int* step_slot) const {
+EventPool::Slot* EventPool::decode(void* handle, uint32_t* index, bool* step,
+                                   int* step_slot) const {
   auto h = reinterpret_cast<uintptr_t>(handle);
   if (h == 0 || ((h >> kSaltShift) & kSaltMask) != salt_ || (h >> 63) != 0) return nullptr;
   *index = static_cast<uint32_t>(h & kIndexMask);
@@ -246,7 +248,8 @@ void EventPool::stop(void* handle) {
 
 EventPool::Usage EventPool::usage() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return {static_cast<uint32_t>(chunks_.size()) * kChunkSlots, live_tasks_, retired_count_, live_ops_};
+  return {static_cast<uint32_t>(chunks_.size()) * kChunkSlots, live_tasks_, retired_count_,
+          live_ops_};
 }
 
 }  // namespace squeeze::profiler

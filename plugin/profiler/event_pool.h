@@ -36,7 +36,8 @@ class EventPool {
   static constexpr uint32_t kDefaultRetainedTasks = 4096;
   static constexpr int kStepSlots = 8;  // NCCL_STEPS: NCCL keeps one step handle per slot
 
-  explicit EventPool(uint32_t max_slots = kDefaultMaxSlots, uint32_t retained_tasks = kDefaultRetainedTasks);
+  explicit EventPool(uint32_t max_slots = kDefaultMaxSlots,
+                     uint32_t retained_tasks = kDefaultRetainedTasks);
   ~EventPool();
   EventPool(const EventPool&) = delete;
   EventPool& operator=(const EventPool&) = delete;

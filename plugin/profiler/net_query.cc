@@ -31,7 +31,8 @@ ChainResult query_chain(nccl_profiler_callback_t prof, void* phandle, NetQuery* 
   return q->op.foreign ? ChainResult::kForeign : ChainResult::kNoParent;
 }
 
-bool query_message_meta(nccl_profiler_callback_t prof, void* phandle, policy::MessageMeta* out) noexcept {
+bool query_message_meta(nccl_profiler_callback_t prof, void* phandle,
+                        policy::MessageMeta* out) noexcept {
   if (out == nullptr) return false;
   NetQuery q;
   ChainResult r = query_chain(prof, phandle, &q);
@@ -60,9 +61,12 @@ void log_chain_unavailable_once(nccl_logger_t log, const char* why) noexcept {
   static std::atomic<bool> logged{false};
   if (log == nullptr || logged.exchange(true)) return;
   log(kLogInfo, kSubsysInit | kSubsysNet, __FILE__, __LINE__,
-      "Squeeze: no datatype from NCCL's profiler chain (%s): every message's dtype is \"unknown\", so only "
+      "Squeeze: no datatype from NCCL's profiler chain (%s): every message's dtype is \"unknown\", "
+      "so only "
       "lossless codecs, or rules with assume_dtype, apply",
-      why != nullptr ? why : "another profiler plugin is loaded, NCCL_PROFILER_PLUGIN=none, or NCCL is older than 2.28");
+      why != nullptr ? why
+                     : "another profiler plugin is loaded, NCCL_PROFILER_PLUGIN=none, or NCCL is "
+                       "older than 2.28");
 }
 
 }  // namespace squeeze::profiler

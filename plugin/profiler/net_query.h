@@ -51,7 +51,8 @@ ChainResult query_chain(nccl_profiler_callback_t prof, void* phandle, NetQuery* 
 // engine's setNetAttr op is authoritative: it says AlltoAll where the chain only sees Send and
 // Recv). Fields the chain does not know are left as they are. Returns true when the chain
 // answered (even with "unknown"), false when it is unavailable.
-bool query_message_meta(nccl_profiler_callback_t prof, void* phandle, policy::MessageMeta* out) noexcept;
+bool query_message_meta(nccl_profiler_callback_t prof, void* phandle,
+                        policy::MessageMeta* out) noexcept;
 
 // Logs, once per process, the INFO line that says the chain is unavailable and what follows
 // from it (dtype "unknown": only lossless codecs or a rule's assume_dtype apply).

@@ -7,11 +7,13 @@ using squeeze::profiler::ChainProfiler;
 // NCCL ignores the profiler's errors except init's ("Continue without profiler"), so a failure
 // inside an event callback just means "no event": the message's dtype becomes unknown.
 
-extern "C" nccl_result_t squeeze_profiler_v5_init(void** context, uint64_t commId, int* eActivationMask,
-                                                  const char* commName, int nNodes, int nranks, int rank,
+extern "C" nccl_result_t squeeze_profiler_v5_init(void** context, uint64_t commId,
+                                                  int* eActivationMask, const char* commName,
+                                                  int nNodes, int nranks, int rank,
                                                   nccl_logger_t logfn) {
   try {
-    return ChainProfiler::instance().init(context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
+    return ChainProfiler::instance().init(context, commId, eActivationMask, commName, nNodes,
+                                          nranks, rank, logfn);
   } catch (...) {
     if (eActivationMask != nullptr) *eActivationMask = 0;
     if (context != nullptr) *context = nullptr;
@@ -37,8 +39,9 @@ extern "C" nccl_result_t squeeze_profiler_v5_stop_event(void* eHandle) {
   }
 }
 
-extern "C" nccl_result_t squeeze_profiler_v5_record_event_state(void* eHandle, nccl_profiler_event_state_t eState,
-                                                                nccl_profiler_event_state_args_v5* eStateArgs) {
+extern "C" nccl_result_t squeeze_profiler_v5_record_event_state(
+    void* eHandle, nccl_profiler_event_state_t eState,
+    nccl_profiler_event_state_args_v5* eStateArgs) {
   try {
     return ChainProfiler::instance().record(eHandle, eState, eStateArgs);
   } catch (...) {

@@ -6,11 +6,14 @@
 #include "plugin/nccl/profiler_abi.h"
 
 extern "C" {
-nccl_result_t squeeze_profiler_v5_init(void** context, uint64_t commId, int* eActivationMask, const char* commName,
-                                       int nNodes, int nranks, int rank, nccl_logger_t logfn);
-nccl_result_t squeeze_profiler_v5_start_event(void* context, void** eHandle, nccl_profiler_event_descr_v5* eDescr);
+nccl_result_t squeeze_profiler_v5_init(void** context, uint64_t commId, int* eActivationMask,
+                                       const char* commName, int nNodes, int nranks, int rank,
+                                       nccl_logger_t logfn);
+nccl_result_t squeeze_profiler_v5_start_event(void* context, void** eHandle,
+                                              nccl_profiler_event_descr_v5* eDescr);
 nccl_result_t squeeze_profiler_v5_stop_event(void* eHandle);
-nccl_result_t squeeze_profiler_v5_record_event_state(void* eHandle, nccl_profiler_event_state_t eState,
+nccl_result_t squeeze_profiler_v5_record_event_state(void* eHandle,
+                                                     nccl_profiler_event_state_t eState,
                                                      nccl_profiler_event_state_args_v5* eStateArgs);
 nccl_result_t squeeze_profiler_v5_finalize(void* context);
 }

@@ -25,10 +25,8 @@ bool steer(const policy::Policy& p, const CollQuery& q, float* table, int num_al
     case Collective::kAllGather:
     case Collective::kReduceScatter:
     case Collective::kBroadcast:
-    case Collective::kReduce:
-      break;
-    default:
-      return false;  // NCCL does not tune point-to-point or all-to-all
+    case Collective::kReduce: break;
+    default: return false;  // NCCL does not tune point-to-point or all-to-all
   }
   policy::MessageMeta m;
   m.collective = c;

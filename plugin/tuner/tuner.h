@@ -28,8 +28,8 @@
 namespace squeeze::tuner {
 
 struct CollQuery {
-  int nccl_func = -1;     // ncclFunc_t
-  uint64_t nbytes = 0;    // NCCL's nBytes: element size x max(send, recv) count
+  int nccl_func = -1;   // ncclFunc_t
+  uint64_t nbytes = 0;  // NCCL's nBytes: element size x max(send, recv) count
   int32_t nranks = 0;
   policy::DataType dtype_hint = policy::DataType::kUnknown;
   const policy::CommMatch* comm = nullptr;

@@ -25,11 +25,13 @@ void log_once(nccl_logger_t log, const TunerContext& c) {
   if (log == nullptr || g_logged.exchange(true)) return;
   if (c.policy == nullptr) {
     log(kLogInfo, kSubsysInit | kSubsysTuning, __FILE__, __LINE__,
-        "Squeeze tuner: no Squeeze policy is active (the Squeeze net plugin is not in use); NCCL's algorithm "
+        "Squeeze tuner: no Squeeze policy is active (the Squeeze net plugin is not in use); NCCL's "
+        "algorithm "
         "choice is left alone");
   } else if (!c.policy->tuner_enabled()) {
     log(kLogInfo, kSubsysInit | kSubsysTuning, __FILE__, __LINE__,
-        "Squeeze tuner: off (policy %s sets \"tuner\": false); NCCL's algorithm choice is left alone",
+        "Squeeze tuner: off (policy %s sets \"tuner\": false); NCCL's algorithm choice is left "
+        "alone",
         c.policy->source().c_str());
   } else {
     log(kLogInfo, kSubsysInit | kSubsysTuning, __FILE__, __LINE__,
@@ -53,7 +55,8 @@ nccl_result_t init_v5(void** ctx, std::shared_ptr<const policy::Policy> policy, 
     c->policy = std::move(policy);
     if (c->policy != nullptr && !c->policy->tuner_enabled()) c->policy = nullptr;
     c->comm_hash = commId;
-    c->nranks = nRanks > static_cast<std::size_t>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(nRanks);
+    c->nranks =
+        nRanks > static_cast<std::size_t>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(nRanks);
     log_once(logFunction, *c);
     *ctx = c.release();
     return kNcclSuccess;
@@ -62,8 +65,8 @@ nccl_result_t init_v5(void** ctx, std::shared_ptr<const policy::Policy> policy, 
   }
 }
 
-nccl_result_t get_coll_info_v5(void* context, int collType, std::size_t nBytes, float** collCostTable,
-                               int numAlgo, int numProto) noexcept {
+nccl_result_t get_coll_info_v5(void* context, int collType, std::size_t nBytes,
+                               float** collCostTable, int numAlgo, int numProto) noexcept {
   auto* c = static_cast<TunerContext*>(context);
   if (c == nullptr || c->policy == nullptr || collCostTable == nullptr) return kNcclSuccess;
   try {
@@ -84,7 +87,8 @@ nccl_result_t get_coll_info_v5(void* context, int collType, std::size_t nBytes, 
     squeeze::profiler::CommRegistry::instance().recent_dtype(
         c->comm_hash, squeeze::policy::collective_from_nccl_func(collType), nBytes, &q.dtype_hint);
     // NCCL passes float[numAlgo][numProto] cast to float**.
-    squeeze::tuner::steer(*c->policy, q, reinterpret_cast<float*>(collCostTable), numAlgo, numProto);
+    squeeze::tuner::steer(*c->policy, q, reinterpret_cast<float*>(collCostTable), numAlgo,
+                          numProto);
   } catch (...) {
     // Leave the table as NCCL made it.
   }

@@ -37,8 +37,8 @@ inline CodecParams identity_params(BoundMode mode, uint32_t row_length, bool ded
 }
 
 // The quantize body of count elements of dt at src (any alignment), encoded at `level`.
-inline std::vector<uint8_t> quantize_body_at(qsimd::Level level, const uint8_t* src, Dtype dt, uint64_t count,
-                                             const CodecParams& cp) {
+inline std::vector<uint8_t> quantize_body_at(qsimd::Level level, const uint8_t* src, Dtype dt,
+                                             uint64_t count, const CodecParams& cp) {
   AtLevel at(level);
   EncodeRequest req{dt, src, count, &cp, nullptr};
   std::vector<uint8_t> body(quantize_body_bound(req));

@@ -72,7 +72,8 @@ TEST(BitpackSimd, ZigzagPackGivesPackBlocksWidthAndBytes) {
   for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w) {
     for (const auto& zz : blocks_of_width(w, rng)) {
       int32_t codes[kN];  // the codes whose zigzags are zz
-      for (unsigned i = 0; i < kN; ++i) codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1)));
+      for (unsigned i = 0; i < kN; ++i)
+        codes[i] = static_cast<int32_t>((zz[i] >> 1) ^ (0u - (zz[i] & 1)));
       std::vector<uint8_t> want(8 * bitpack::kMaxWidth);
       bool want_fits = false;
       const unsigned ww = bitpack::zigzag_pack64(codes, want.data(), want.size(), &want_fits);
@@ -96,7 +97,8 @@ TEST(BitpackSimd, ZigzagPackGivesPackBlocksWidthAndBytes) {
       }
     }
   }
-  for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w) EXPECT_TRUE(seen[w]) << "no block of width " << w;
+  for (unsigned w = 0; w <= bitpack::kMaxWidth; ++w)
+    EXPECT_TRUE(seen[w]) << "no block of width " << w;
 }
 
 TEST(BitpackSimd, QuantizeEncoderReadsFloat32SourcesAtEveryAlignment) {
@@ -112,9 +114,11 @@ TEST(BitpackSimd, QuantizeEncoderReadsFloat32SourcesAtEveryAlignment) {
       for (bool dedupe : {false, true}) {
         for (uint32_t row : {100u, 2048u}) {  // 2048: whole chunks inside one distinct row
           const CodecParams cp = identity_params(mode, row, dedupe);
-          EXPECT_EQ(quantize_body_at(qsimd::Level::kAvx512, buf.data() + shift, Dtype::kFloat32, n, cp),
-                    quantize_body_at(qsimd::Level::kScalar, buf.data() + shift, Dtype::kFloat32, n, cp))
-              << "shift " << shift << " mode " << static_cast<int>(mode) << " dedupe " << dedupe << " row " << row;
+          EXPECT_EQ(
+              quantize_body_at(qsimd::Level::kAvx512, buf.data() + shift, Dtype::kFloat32, n, cp),
+              quantize_body_at(qsimd::Level::kScalar, buf.data() + shift, Dtype::kFloat32, n, cp))
+              << "shift " << shift << " mode " << static_cast<int>(mode) << " dedupe " << dedupe
+              << " row " << row;
         }
       }
     }

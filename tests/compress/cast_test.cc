@@ -33,19 +33,36 @@ uint16_t bf16_reference(float f) {
   const uint32_t hi = lo + 0x10000u;
   const double x = std::fabs(static_cast<double>(f));
   const double vlo = std::fabs(static_cast<double>(f32_from_bits(lo)));
-  const double vhi = (lo & 0x7fffffffu) == 0x7f7f0000u ? std::ldexp(1.0, 128)
-                                                       : std::fabs(static_cast<double>(f32_from_bits(hi)));
+  const double vhi = (lo & 0x7fffffffu) == 0x7f7f0000u
+                         ? std::ldexp(1.0, 128)
+                         : std::fabs(static_cast<double>(f32_from_bits(hi)));
   const double dl = x - vlo, dh = vhi - x;
   if (dl < dh || (dl == dh && ((lo >> 16) & 1) == 0)) return static_cast<uint16_t>(lo >> 16);
   return static_cast<uint16_t>(hi >> 16);
 }
 
 std::vector<float> interesting_floats(std::size_t random_count) {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.0f, 65520.0f, 65536.0f, 1e10f,
-                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                          std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),
-                          std::numeric_limits<float>::min(), 6.1035156e-05f, 5.9604645e-08f, 2.9802322e-08f,
-                          2.9802326e-08f, 1.0000001f, 3.3895314e38f, 3.3961776e38f};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          65504.0f,
+                          65519.0f,
+                          65520.0f,
+                          65536.0f,
+                          1e10f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::max(),
+                          std::numeric_limits<float>::denorm_min(),
+                          std::numeric_limits<float>::min(),
+                          6.1035156e-05f,
+                          5.9604645e-08f,
+                          2.9802322e-08f,
+                          2.9802326e-08f,
+                          1.0000001f,
+                          3.3895314e38f,
+                          3.3961776e38f};
   std::mt19937 rng(11);
   for (std::size_t i = 0; i < random_count; ++i) {
     const auto u = static_cast<uint32_t>(rng());
@@ -90,12 +107,14 @@ TEST(Half, Bf16NarrowingMatchesReference) {
 // (-Wpedantic); the feature test by cpuid, since clang 14 does not know
 // __builtin_cpu_supports("f16c"). F16C is VEX-encoded, so it also needs AVX usable.
 __attribute__((target("f16c"))) uint16_t f16_hardware(float f) {
-  return static_cast<uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT), 0));
+  return static_cast<uint16_t>(
+      _mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT), 0));
 }
 
 bool cpu_has_f16c() {
   unsigned a = 0, b = 0, c = 0, d = 0;
-  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) != 0 &&
+         (c & bit_F16C) != 0;
 }
 
 TEST(Half, Fp16NarrowingMatchesF16cHardware) {
@@ -123,14 +142,17 @@ TEST(Half, SimdConversionsAreBitIdenticalToScalar) {
   std::vector<uint8_t> h(2 * f.size());
   for (Dtype d : {Dtype::kBfloat16, Dtype::kFloat16}) {
     if (d == Dtype::kBfloat16) {
-      hsimd::narrow_run<Dtype::kBfloat16>(reinterpret_cast<const uint8_t*>(f.data()), f.size(), h.data());
+      hsimd::narrow_run<Dtype::kBfloat16>(reinterpret_cast<const uint8_t*>(f.data()), f.size(),
+                                          h.data());
     } else {
-      hsimd::narrow_run<Dtype::kFloat16>(reinterpret_cast<const uint8_t*>(f.data()), f.size(), h.data());
+      hsimd::narrow_run<Dtype::kFloat16>(reinterpret_cast<const uint8_t*>(f.data()), f.size(),
+                                         h.data());
     }
     for (std::size_t i = 0; i < f.size(); ++i) {
       uint16_t got;
       std::memcpy(&got, &h[2 * i], 2);
-      ASSERT_EQ(got, d == Dtype::kBfloat16 ? f32_to_bf16(f[i]) : f32_to_f16(f[i])) << dtype_name(d) << " " << f[i];
+      ASSERT_EQ(got, d == Dtype::kBfloat16 ? f32_to_bf16(f[i]) : f32_to_f16(f[i]))
+          << dtype_name(d) << " " << f[i];
     }
   }
   std::vector<uint8_t> all(2 * 65536);
@@ -138,9 +160,11 @@ TEST(Half, SimdConversionsAreBitIdenticalToScalar) {
   std::vector<float> w(65536);
   auto* wb = reinterpret_cast<uint8_t*>(w.data());
   hsimd::widen_run<Dtype::kBfloat16>(all.data(), 65536, wb);
-  for (uint32_t i = 0; i < 65536; ++i) ASSERT_EQ(f32_bits(w[i]), f32_bits(bf16_to_f32(static_cast<uint16_t>(i)))) << i;
+  for (uint32_t i = 0; i < 65536; ++i)
+    ASSERT_EQ(f32_bits(w[i]), f32_bits(bf16_to_f32(static_cast<uint16_t>(i)))) << i;
   hsimd::widen_run<Dtype::kFloat16>(all.data(), 65536, wb);
-  for (uint32_t i = 0; i < 65536; ++i) ASSERT_EQ(f32_bits(w[i]), f32_bits(f16_to_f32(static_cast<uint16_t>(i)))) << i;
+  for (uint32_t i = 0; i < 65536; ++i)
+    ASSERT_EQ(f32_bits(w[i]), f32_bits(f16_to_f32(static_cast<uint16_t>(i)))) << i;
 }
 
 TEST(Cast, Float32ToHalvesAndBack) {
@@ -159,7 +183,8 @@ TEST(Cast, Float32ToHalvesAndBack) {
     ASSERT_TRUE(decode_frame(std::span(frame.data(), n), out.span(), &written).ok());
     EXPECT_TRUE(out.guards_intact());
     for (std::size_t i = 0; i < v.size(); ++i) {
-      const float want = to == Dtype::kBfloat16 ? bf16_to_f32(f32_to_bf16(v[i])) : f16_to_f32(f32_to_f16(v[i]));
+      const float want =
+          to == Dtype::kBfloat16 ? bf16_to_f32(f32_to_bf16(v[i])) : f16_to_f32(f32_to_f16(v[i]));
       const float got = testdata::element(out.data(), Dtype::kFloat32, i);
       if (std::isnan(want)) {
         ASSERT_TRUE(std::isnan(got)) << i;
@@ -182,21 +207,25 @@ TEST(Cast, RejectsNonFloat32InputAndBadTargets) {
     EXPECT_NE(st.message().find("float32"), std::string::npos) << st.message();
   }
   p.cast.to = Dtype::kFloat32;
-  EXPECT_EQ(encode_frame({Dtype::kFloat32, v.data(), 5, &p, nullptr}, dst, &n).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode_frame({Dtype::kFloat32, v.data(), 5, &p, nullptr}, dst, &n).code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(Cast, BodyValidation) {
   std::vector<uint8_t> out(8);
   const uint8_t ok[] = {2, 0, 0, 0, 1, 2, 3, 4};
   EXPECT_TRUE(kCastBody.decode(std::span<const uint8_t>(ok), Dtype::kFloat32, 2, out).ok());
-  EXPECT_FALSE(kCastBody.decode(std::span<const uint8_t>(ok), Dtype::kBfloat16, 2, std::span(out.data(), 4)).ok());
+  EXPECT_FALSE(
+      kCastBody.decode(std::span<const uint8_t>(ok), Dtype::kBfloat16, 2, std::span(out.data(), 4))
+          .ok());
   EXPECT_FALSE(kCastBody.decode(std::span(ok, 7), Dtype::kFloat32, 2, out).ok());
   EXPECT_FALSE(kCastBody.decode(std::span<const uint8_t>(ok), Dtype::kFloat32, 3, out).ok());
   const uint8_t bad_to[] = {1, 0, 0, 0, 1, 2, 3, 4};
   EXPECT_FALSE(kCastBody.decode(std::span<const uint8_t>(bad_to), Dtype::kFloat32, 2, out).ok());
   const uint8_t bad_pad[] = {3, 0, 1, 0, 1, 2, 3, 4};
   EXPECT_FALSE(kCastBody.decode(std::span<const uint8_t>(bad_pad), Dtype::kFloat32, 2, out).ok());
-  EXPECT_FALSE(kCastBody.decode(std::span(ok, 3), Dtype::kFloat32, 0, std::span(out.data(), 0)).ok());
+  EXPECT_FALSE(
+      kCastBody.decode(std::span(ok, 3), Dtype::kFloat32, 0, std::span(out.data(), 0)).ok());
 }
 
 }  // namespace

@@ -72,8 +72,8 @@ TEST(ThresholdRefresh, KeptCountOutsideTheBandForcesASearch) {
 }
 
 TEST(ScheduleKind, NamesRoundTrip) {
-  for (ScheduleKind k : {ScheduleKind::kConstant, ScheduleKind::kStep, ScheduleKind::kLinear,
-                         ScheduleKind::kLog}) {
+  for (ScheduleKind k :
+       {ScheduleKind::kConstant, ScheduleKind::kStep, ScheduleKind::kLinear, ScheduleKind::kLog}) {
     ScheduleKind back{};
     ASSERT_TRUE(parse_schedule_kind(schedule_kind_name(k), &back));
     EXPECT_EQ(back, k);

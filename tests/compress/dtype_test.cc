@@ -38,7 +38,8 @@ TEST(Dtype, SizesNamesAndParsing) {
 }
 
 TEST(Codec, NamesAndParsing) {
-  for (CodecId c : {CodecId::kStored, CodecId::kQuantize, CodecId::kThreshold, CodecId::kLossless, CodecId::kCast}) {
+  for (CodecId c : {CodecId::kStored, CodecId::kQuantize, CodecId::kThreshold, CodecId::kLossless,
+                    CodecId::kCast}) {
     CodecId back = CodecId::kStored;
     ASSERT_TRUE(parse_codec(codec_name(c), &back)) << codec_name(c);
     EXPECT_EQ(back, c);

@@ -35,7 +35,8 @@ CodecParams params(CodecId c, bool checksum = false) {
 }
 
 // Decodes into a guarded buffer of `cap` bytes; returns the status and checks the guards.
-Status decode_guarded(std::span<const uint8_t> frame, std::size_t cap, std::vector<uint8_t>* out = nullptr) {
+Status decode_guarded(std::span<const uint8_t> frame, std::size_t cap,
+                      std::vector<uint8_t>* out = nullptr) {
   testdata::Guarded dst(cap);
   std::size_t written = 0;
   Status st = decode_frame(frame, dst.span(), &written);
@@ -114,14 +115,18 @@ TEST(Frame, RejectsBadRequests) {
   std::vector<uint8_t> dst(1024);
   std::size_t n = 0;
   CodecParams p = params(CodecId::kStored);
-  EXPECT_EQ(encode_frame({Dtype::kFloat32, nullptr, 10, &p, nullptr}, dst, &n).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode_frame({Dtype::kFloat32, nullptr, 10, &p, nullptr}, dst, &n).code(),
+            Status::Code::kInvalidArgument);
   EXPECT_EQ(encode_frame({static_cast<Dtype>(9), v.data(), 10, &p, nullptr}, dst, &n).code(),
             Status::Code::kInvalidArgument);
-  EXPECT_EQ(encode_frame({Dtype::kFloat32, v.data(), std::numeric_limits<uint64_t>::max() / 2, &p, nullptr}, dst, &n)
+  EXPECT_EQ(encode_frame(
+                {Dtype::kFloat32, v.data(), std::numeric_limits<uint64_t>::max() / 2, &p, nullptr},
+                dst, &n)
                 .code(),
             Status::Code::kInvalidArgument);
   CodecParams bad = params(static_cast<CodecId>(77));
-  EXPECT_EQ(encode_frame({Dtype::kFloat32, v.data(), 10, &bad, nullptr}, dst, &n).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode_frame({Dtype::kFloat32, v.data(), 10, &bad, nullptr}, dst, &n).code(),
+            Status::Code::kInvalidArgument);
   CodecParams cast = params(CodecId::kCast);
   EXPECT_EQ(encode_frame({Dtype::kBfloat16, v.data(), 10, &cast, nullptr}, dst, &n).code(),
             Status::Code::kInvalidArgument);
@@ -137,7 +142,8 @@ TEST(Frame, TruncationAtEveryLengthIsRejected) {
     const auto frame = encode(Dtype::kFloat32, v.data(), v.size(), params(c));
     for (std::size_t len = 0; len < frame.size(); ++len) {
       Status st = decode_guarded(std::span(frame.data(), len), v.size() * 4);
-      EXPECT_EQ(st.code(), Status::Code::kTruncated) << codec_name(c) << " len " << len << ": " << st.message();
+      EXPECT_EQ(st.code(), Status::Code::kTruncated)
+          << codec_name(c) << " len " << len << ": " << st.message();
     }
     std::vector<uint8_t> longer = frame;
     longer.push_back(0);
@@ -170,7 +176,8 @@ TEST(Frame, FlippedBitInAnyHeaderByteIsRejected) {
 }
 
 // Rewrites a header field and fixes the header CRC, so the field's own check must fire.
-std::vector<uint8_t> with_field(std::vector<uint8_t> f, std::size_t off, uint64_t v, std::size_t width) {
+std::vector<uint8_t> with_field(std::vector<uint8_t> f, std::size_t off, uint64_t v,
+                                std::size_t width) {
   for (std::size_t i = 0; i < width; ++i) f[off + i] = static_cast<uint8_t>(v >> (8 * i));
   store_le32(f.data() + 36, crc32c(f.data(), 36));
   return f;
@@ -185,11 +192,11 @@ TEST(Frame, InconsistentFieldsAreRejectedWithTheirName) {
     const char* expect;
   };
   const Case cases[] = {
-      {8, 8, 51, "original_bytes 200 at offset 16"},                         // count
-      {16, 8, 204, "original_bytes 204 at offset 16"},                       // original
-      {8, 8, (1ull << 62) + 50, "original_bytes"},                           // count*4 overflows
-      {24, 8, std::numeric_limits<uint64_t>::max(), "body_bytes"},           // huge body
-      {24, 8, 199, "trailing"},                                              // body too short
+      {8, 8, 51, "original_bytes 200 at offset 16"},                // count
+      {16, 8, 204, "original_bytes 204 at offset 16"},              // original
+      {8, 8, (1ull << 62) + 50, "original_bytes"},                  // count*4 overflows
+      {24, 8, std::numeric_limits<uint64_t>::max(), "body_bytes"},  // huge body
+      {24, 8, 199, "trailing"},                                     // body too short
       {5, 1, 9, "unknown codec 9 at offset 5"},
       {6, 1, 4, "unknown dtype 4 at offset 6"},
       {7, 1, 2, "unknown flags 2 at offset 7"},
@@ -200,7 +207,8 @@ TEST(Frame, InconsistentFieldsAreRejectedWithTheirName) {
   for (const Case& c : cases) {
     Status st = decode_guarded(with_field(frame, c.off, c.value, c.width), v.size() * 4);
     EXPECT_FALSE(st.ok());
-    EXPECT_NE(st.message().find(c.expect), std::string::npos) << "want '" << c.expect << "' in: " << st.message();
+    EXPECT_NE(st.message().find(c.expect), std::string::npos)
+        << "want '" << c.expect << "' in: " << st.message();
   }
   // A stored body whose size disagrees with original_bytes is the body's error.
   auto f = with_field(frame, 24, 196, 8);

@@ -38,7 +38,8 @@ std::vector<uint8_t> valid_body() {
   return body;
 }
 
-Status decode(const std::vector<uint8_t>& body, Dtype dt = Dtype::kFloat32, uint64_t count = kCount) {
+Status decode(const std::vector<uint8_t>& body, Dtype dt = Dtype::kFloat32,
+              uint64_t count = kCount) {
   Status s;
   decode_guarded(body, dt, count, &s, lossless_decode_body);
   return s;
@@ -48,7 +49,8 @@ void expect_error(const std::vector<uint8_t>& body, Status::Code code, const std
   const Status s = decode(body);
   EXPECT_EQ(s.code(), code) << s.message();
   EXPECT_NE(s.message().find("lossless body"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find(words), std::string::npos) << "wanted '" << words << "' in: " << s.message();
+  EXPECT_NE(s.message().find(words), std::string::npos)
+      << "wanted '" << words << "' in: " << s.message();
 }
 
 uint16_t block_size(const std::vector<uint8_t>& b, std::size_t i) {
@@ -118,7 +120,8 @@ TEST(LosslessMalformed, BadPackedBlockStructure) {
   expect_error(b, Status::Code::kCorrupt, "zero byte");
   // Find the first segment header and break it.
   std::size_t listed = 0;
-  for (std::size_t i = 1; i <= l1; ++i) listed += static_cast<std::size_t>(__builtin_popcount(good[start + i]));
+  for (std::size_t i = 1; i <= l1; ++i)
+    listed += static_cast<std::size_t>(__builtin_popcount(good[start + i]));
   const std::size_t seg = start + 1 + l1 + listed;
   b = good;
   b[seg] = 9;
@@ -166,7 +169,8 @@ TEST(LosslessMalformed, HandMadeBlocks) {
 TEST(LosslessMalformed, DestinationTooSmall) {
   const std::vector<uint8_t> b = valid_body();
   std::vector<uint8_t> dst(kCount * 4 - 1);
-  EXPECT_EQ(lossless_decode_body(b, Dtype::kFloat32, kCount, dst).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(lossless_decode_body(b, Dtype::kFloat32, kCount, dst).code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(LosslessMalformed, RandomCorruptionNeverWritesOutOfBounds) {

@@ -35,14 +35,34 @@ double round_trip(Dtype dt, const std::vector<uint8_t>& in, const std::string& w
   const std::vector<uint8_t> body = encode(dt, in);
   EXPECT_LE(body.size(), lossless_body_bound_bytes(in.size()));
   Status s;
-  const std::vector<uint8_t> out = decode_guarded(body, dt, in.size() / dtype_size(dt), &s, lossless_decode_body);
+  const std::vector<uint8_t> out =
+      decode_guarded(body, dt, in.size() / dtype_size(dt), &s, lossless_decode_body);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(out == in) << "not bit-exact";
   return static_cast<double>(in.size()) / static_cast<double>(body.size());
 }
 
-const std::vector<std::size_t> kCounts = {0, 1, 2, 3, 7, 15, 16, 17, 255, 1023, 1024, 1025, 2047, 4095, 4096, 4097,
-                                          65535, 65536, 65537, (1u << 20) - 1, (1u << 20) + 1};
+const std::vector<std::size_t> kCounts = {0,
+                                          1,
+                                          2,
+                                          3,
+                                          7,
+                                          15,
+                                          16,
+                                          17,
+                                          255,
+                                          1023,
+                                          1024,
+                                          1025,
+                                          2047,
+                                          4095,
+                                          4096,
+                                          4097,
+                                          65535,
+                                          65536,
+                                          65537,
+                                          (1u << 20) - 1,
+                                          (1u << 20) + 1};
 
 TEST(Lossless, EveryFloatDistributionInEveryDtypeIsBitExact) {
   for (td::Dist d : td::all_dists()) {
@@ -67,7 +87,8 @@ TEST(Lossless, RandomBytesOfEverySizeAndWidth) {
 }
 
 TEST(Lossless, ZerosAndSparseDataShrinkEnormously) {
-  for (std::size_t n : kCounts) round_trip(Dtype::kFloat32, std::vector<uint8_t>(n * 4, 0), "zeros");
+  for (std::size_t n : kCounts)
+    round_trip(Dtype::kFloat32, std::vector<uint8_t>(n * 4, 0), "zeros");
   EXPECT_GT(round_trip(Dtype::kFloat32, std::vector<uint8_t>(1 << 22, 0), "zeros"), 1000.0);
   // Embedding gradients: 99% of 64-float rows are zero.
   const auto rows = testgen::sparse_rows(65536, 64, 0.01, 6);
@@ -95,14 +116,16 @@ TEST(Lossless, ScatteredZeroElementsUseAnElementMap) {
     const std::vector<uint8_t> in = td::to_dtype(v, dt);
     EXPECT_GT(round_trip(dt, in, "relu"), dt == Dtype::kFloat32 ? 1.6 : 1.8);
     std::vector<uint8_t> block(kLosslessBlockBytes);
-    ASSERT_LT(lossless_encode_block(in.data(), kLosslessBlockBytes, dtype_size(dt), block.data()), kLosslessBlockBytes);
+    ASSERT_LT(lossless_encode_block(in.data(), kLosslessBlockBytes, dtype_size(dt), block.data()),
+              kLosslessBlockBytes);
     EXPECT_EQ(block[0], kLosslessMapElements);
   }
   // Whole zero rows keep the coarser map.
   const auto rows = testgen::sparse_rows(64, 64, 0.3, 14);
   std::vector<uint8_t> block(kLosslessBlockBytes);
   const auto in = td::to_dtype(rows, Dtype::kFloat32);
-  ASSERT_LT(lossless_encode_block(in.data(), kLosslessBlockBytes, 4, block.data()), kLosslessBlockBytes);
+  ASSERT_LT(lossless_encode_block(in.data(), kLosslessBlockBytes, 4, block.data()),
+            kLosslessBlockBytes);
   EXPECT_EQ(block[0], kLosslessMapGroups);
 }
 
@@ -124,7 +147,8 @@ TEST(Lossless, EverySegmentWidthRoundTrips) {
     EXPECT_EQ(body.size(), 6 + block) << "k=" << k;
     round_trip(Dtype::kBytes, in, "width " + std::to_string(k));
     for (std::size_t len : {1ul, 5ul, 17ul, 100ul}) {  // partial groups and short segments
-      round_trip(Dtype::kBytes, std::vector<uint8_t>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(len)),
+      round_trip(Dtype::kBytes,
+                 std::vector<uint8_t>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(len)),
                  "width " + std::to_string(k) + " prefix");
     }
   }
@@ -157,7 +181,7 @@ TEST(Lossless, ZeroTailInAPartialLastGroup) {
 
 TEST(Lossless, MixedBlocksAndPartialLastBlock) {
   std::vector<uint8_t> in = testgen::random_bytes(3 * kLosslessBlockBytes + 1000, 11);
-  std::memset(in.data() + kLosslessBlockBytes, 0, kLosslessBlockBytes);       // a zero block
+  std::memset(in.data() + kLosslessBlockBytes, 0, kLosslessBlockBytes);          // a zero block
   std::memset(in.data() + 2 * kLosslessBlockBytes, 0, kLosslessBlockBytes - 8);  // nearly zero
   for (Dtype dt : {Dtype::kBytes, Dtype::kBfloat16, Dtype::kFloat32}) round_trip(dt, in, "mixed");
 }
@@ -171,16 +195,19 @@ TEST(Lossless, DeterministicAndNoSpaceWhenDstIsSmall) {
     std::vector<uint8_t> dst(cap + 64, 0x5A);
     std::size_t written = 1;
     EXPECT_EQ(lossless_encode_body(req, std::span<uint8_t>(dst.data(), cap), &written).code(),
-              Status::Code::kNoSpace) << cap;
+              Status::Code::kNoSpace)
+        << cap;
     EXPECT_EQ(written, 0u);
-    for (std::size_t i = cap; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0x5A) << "wrote past dst at " << i;
+    for (std::size_t i = cap; i < dst.size(); ++i)
+      ASSERT_EQ(dst[i], 0x5A) << "wrote past dst at " << i;
   }
   std::vector<uint8_t> exact(need);
   std::size_t written = 0;
   EXPECT_TRUE(kLosslessBody.encode(req, exact, &written).ok());
   EXPECT_EQ(written, need);
-  EXPECT_EQ(lossless_encode_body({Dtype::kFloat32, nullptr, 4, nullptr, nullptr}, exact, &written).code(),
-            Status::Code::kInvalidArgument);
+  EXPECT_EQ(
+      lossless_encode_body({Dtype::kFloat32, nullptr, 4, nullptr, nullptr}, exact, &written).code(),
+      Status::Code::kInvalidArgument);
 }
 
 }  // namespace

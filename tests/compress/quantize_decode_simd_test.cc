@@ -44,7 +44,9 @@ std::unique_ptr<uint8_t[]> exact_copy(const std::vector<uint8_t>& bytes) {
 }
 
 int32_t unzigzag(uint32_t zz) { return static_cast<int32_t>((zz >> 1) ^ (0u - (zz & 1u))); }
-uint32_t zigzag(int32_t c) { return (static_cast<uint32_t>(c) << 1) ^ static_cast<uint32_t>(c >> 31); }
+uint32_t zigzag(int32_t c) {
+  return (static_cast<uint32_t>(c) << 1) ^ static_cast<uint32_t>(c >> 31);
+}
 
 uint32_t width_mask(unsigned w) { return static_cast<uint32_t>((uint64_t{1} << w) - 1); }
 
@@ -112,16 +114,19 @@ TEST(QuantizeDecodeSimd, UnpackGivesBitpackCodesForEveryWidth) {
     const MixedBlocks m = mixed_blocks(blocks, rng);
     const auto buf = exact_copy(m.packed);
     std::vector<int32_t> got(m.codes.size());
-    ASSERT_EQ(qavx512::unpack_codes(buf.get(), m.widths.data(), blocks, got.data()), buf.get() + m.packed.size());
+    ASSERT_EQ(qavx512::unpack_codes(buf.get(), m.widths.data(), blocks, got.data()),
+              buf.get() + m.packed.size());
     ASSERT_EQ(got, m.codes) << "trial " << trial;
   }
 }
 
 // The bits of float(qmath::reconstruct(offset, step, c)) for each code.
-std::vector<uint32_t> reference_floats(const std::vector<int32_t>& codes, double offset, float step) {
+std::vector<uint32_t> reference_floats(const std::vector<int32_t>& codes, double offset,
+                                       float step) {
   std::vector<uint32_t> out(codes.size());
   for (std::size_t i = 0; i < codes.size(); ++i) {
-    out[i] = f32_bits(static_cast<float>(qmath::reconstruct(offset, static_cast<double>(step), codes[i])));
+    out[i] = f32_bits(
+        static_cast<float>(qmath::reconstruct(offset, static_cast<double>(step), codes[i])));
   }
   return out;
 }
@@ -144,8 +149,17 @@ TEST(QuantizeDecodeSimd, ReconstructGivesQmathsFloatForAnyCode) {
   std::mt19937_64 rng(9);
   const double offsets[] = {0.0, -0.0, 1.5, -3.0e30, 1e-40, 3.0e38, 0.1, -7.25, 1e300};
   const float steps[] = {0.0f, -0.0f, 1e-45f, FLT_MIN, 1.0f, 0.1f, 3.0e38f, 1e-3f, 7.62939453e-6f};
-  const int32_t specials[] = {0,  1, -1, 1 << 24, -(1 << 24), (1 << 24) + 1, -(1 << 24) - 1, kQuantizeMaxCode,
-                              -kQuantizeMaxCode - 1, INT32_MAX, INT32_MIN};
+  const int32_t specials[] = {0,
+                              1,
+                              -1,
+                              1 << 24,
+                              -(1 << 24),
+                              (1 << 24) + 1,
+                              -(1 << 24) - 1,
+                              kQuantizeMaxCode,
+                              -kQuantizeMaxCode - 1,
+                              INT32_MAX,
+                              INT32_MIN};
   for (double off : offsets) {
     for (float step : steps) {
       for (std::size_t n : {0, 1, 7, 15, 16, 17, 31, 33, 64, 100}) {
@@ -179,13 +193,15 @@ TEST(QuantizeDecodeSimd, ReconstructGivesQmathsFloatForAnyCode) {
     ASSERT_NE(err, 0.0) << "test construction";
     const double s = err > 0 ? 8 + 0x1p-21 : 8 + 3 * 0x1p-21;  // ties to 8 and to 8 + 2^-19
     const double off = s - pd;  // exact: a multiple of ulp(pd) below 2^31, 53 bits at most
-    const auto fused = static_cast<float>(std::fma(static_cast<double>(c), static_cast<double>(step), off));
+    const auto fused =
+        static_cast<float>(std::fma(static_cast<double>(c), static_cast<double>(step), off));
     const auto want = static_cast<float>(qmath::reconstruct(off, static_cast<double>(step), c));
     ASSERT_NE(f32_bits(fused), f32_bits(want)) << "test construction";
     std::vector<int32_t> codes(19);
     for (auto& x : codes) x = static_cast<int32_t>(rng() % 2001) - 1000;
     codes[rng() % codes.size()] = c;
-    ASSERT_EQ(simd_floats(codes, off, step), reference_floats(codes, off, step)) << "c " << c << " step " << step;
+    ASSERT_EQ(simd_floats(codes, off, step), reference_floats(codes, off, step))
+        << "c " << c << " step " << step;
   }
 }
 
@@ -198,8 +214,11 @@ TEST(QuantizeDecodeSimd, FusedDecodeGivesUnpackThenReconstruct) {
     std::vector<int32_t>& codes = m.codes;
     codes.resize(n);
     const int e_off = static_cast<int>(rng() % 40) - 20, e_step = static_cast<int>(rng() % 60) - 40;
-    const double off = (trial % 3 == 0) ? 0.0 : std::ldexp(static_cast<double>(rng() % 2001) - 1000.5, e_off);
-    const float step = (trial % 7 == 0) ? 0.0f : std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 1000.0f, e_step);
+    const double off =
+        (trial % 3 == 0) ? 0.0 : std::ldexp(static_cast<double>(rng() % 2001) - 1000.5, e_off);
+    const float step = (trial % 7 == 0)
+                           ? 0.0f
+                           : std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 1000.0f, e_step);
     const auto buf = exact_copy(m.packed);
     auto out = std::make_unique<uint8_t[]>(4 * n);
     qavx512::decode_f32(buf.get(), m.widths.data(), n, off, step, out.get());
@@ -218,11 +237,11 @@ struct Body {
   float step = 0;
   uint64_t n_full_rows = 0;
   uint32_t n_unique = 0;
-  std::vector<uint32_t> map;                     // dedupe: the distinct row of each full row
-  std::vector<std::pair<float, float>> params;   // rel-row: offset and step per row
-  std::vector<int32_t> codes;                    // the stream, padded to whole blocks with 0
+  std::vector<uint32_t> map;                    // dedupe: the distinct row of each full row
+  std::vector<std::pair<float, float>> params;  // rel-row: offset and step per row
+  std::vector<int32_t> codes;                   // the stream, padded to whole blocks with 0
   std::vector<uint8_t> widths;
-  std::vector<uint32_t> escapes;                 // stream positions, increasing
+  std::vector<uint32_t> escapes;  // stream positions, increasing
   std::vector<uint8_t> escape_values;
 
   std::vector<uint8_t> bytes() const {
@@ -235,7 +254,7 @@ struct Body {
     put(static_cast<uint8_t>(dedupe ? kQuantizeFlagDedupe : 0));
     put(uint16_t{0});
     put(row_length);
-    put(1e-3);  // error_bound
+    put(1e-3);                                     // error_bound
     put(mode == BoundMode::kRelRow ? 0.0 : 1e-3);  // bound_abs
     put(offset);
     put(step);
@@ -289,14 +308,18 @@ Body random_body(Dtype dt, uint64_t count, BoundMode mode, bool dedupe, uint32_t
   if (mode == BoundMode::kRelRow) {
     const uint64_t n_params = (dedupe ? q.n_unique : q.n_full_rows) + (tail > 0 ? 1 : 0);
     for (uint64_t k = 0; k < n_params; ++k) {
-      const float o = (k % 3 == 0) ? 0.0f : static_cast<float>(static_cast<double>(rng() % 20001) / 7.0 - 1400.0);
+      const float o = (k % 3 == 0)
+                          ? 0.0f
+                          : static_cast<float>(static_cast<double>(rng() % 20001) / 7.0 - 1400.0);
       const int e = static_cast<int>(rng() % 30) - 25;
-      const float s = (k % 5 == 4) ? 0.0f : std::ldexp(1.0f + static_cast<float>(rng() % 4096) / 4096.0f, e);
+      const float s =
+          (k % 5 == 4) ? 0.0f : std::ldexp(1.0f + static_cast<float>(rng() % 4096) / 4096.0f, e);
       q.params.emplace_back(o, s);
     }
   } else {
     q.offset = (rng() % 2 == 0) ? 0.0 : static_cast<double>(rng() % 100001) / 3.0 - 16000.0;
-    q.step = std::ldexp(1.0f + static_cast<float>(rng() % 4096) / 4096.0f, static_cast<int>(rng() % 30) - 25);
+    q.step = std::ldexp(1.0f + static_cast<float>(rng() % 4096) / 4096.0f,
+                        static_cast<int>(rng() % 30) - 25);
   }
   const uint64_t blocks = (n_stream + kQuantizeBlock - 1) / kQuantizeBlock;
   const unsigned first_width = static_cast<unsigned>(rng() % (kQuantizeMaxWidth + 1));
@@ -317,13 +340,15 @@ Body random_body(Dtype dt, uint64_t count, BoundMode mode, bool dedupe, uint32_t
   if (escapes) {
     for (uint64_t p = rng() % 50; p < n_stream; p += 1 + rng() % 200) {
       q.escapes.push_back(static_cast<uint32_t>(p));
-      for (std::size_t b = 0; b < dtype_size(dt); ++b) q.escape_values.push_back(static_cast<uint8_t>(rng()));
+      for (std::size_t b = 0; b < dtype_size(dt); ++b)
+        q.escape_values.push_back(static_cast<uint8_t>(rng()));
     }
   }
   return q;
 }
 
-std::vector<uint8_t> decode_body_at(Level l, const std::vector<uint8_t>& body, Dtype dt, uint64_t count) {
+std::vector<uint8_t> decode_body_at(Level l, const std::vector<uint8_t>& body, Dtype dt,
+                                    uint64_t count) {
   AtLevel at(l);
   const auto in = exact_copy(body);
   const std::size_t bytes = static_cast<std::size_t>(count) * dtype_size(dt);
@@ -349,8 +374,9 @@ TEST(QuantizeDecodeSimd, HandWrittenBodiesDecodeAsAtTheScalarLevel) {
               const std::vector<uint8_t> body = q.bytes();
               const std::vector<uint8_t> want = decode_body_at(Level::kScalar, body, dt, count);
               const std::vector<uint8_t> got = decode_body_at(Level::kAvx512, body, dt, count);
-              ASSERT_EQ(got, want) << dtype_name(dt) << " mode " << static_cast<int>(mode) << " dedupe " << dedupe
-                                   << " count " << count << " row " << row << " escapes " << escapes;
+              ASSERT_EQ(got, want)
+                  << dtype_name(dt) << " mode " << static_cast<int>(mode) << " dedupe " << dedupe
+                  << " count " << count << " row " << row << " escapes " << escapes;
               ++compared;
             }
           }
@@ -406,8 +432,8 @@ TEST(QuantizeDecodeSimd, EncodedFramesOfEveryWidthDecodeAsAtTheScalarLevel) {
             ASSERT_EQ(written, in.size());
             out[li].assign(dst.get(), dst.get() + in.size());
           }
-          ASSERT_EQ(out[1], out[0]) << dtype_name(dt) << " mode " << static_cast<int>(mode) << " n " << n
-                                    << " center " << center;
+          ASSERT_EQ(out[1], out[0]) << dtype_name(dt) << " mode " << static_cast<int>(mode) << " n "
+                                    << n << " center " << center;
         }
       }
     }

@@ -44,7 +44,8 @@ std::vector<float> in_dtype(const std::vector<float>& v) {
 // Asserts that every fast path agrees with quantize_one on every element of v (values of D).
 // Returns the number of escapes, so callers can check that the input exercised them.
 template <Dtype D>
-std::size_t expect_fast_paths_exact(const std::vector<float>& v, const qmath::Params& p, float mn, float mx) {
+std::size_t expect_fast_paths_exact(const std::vector<float>& v, const qmath::Params& p, float mn,
+                                    float mx) {
   const std::size_t n = v.size();
   std::vector<int32_t> want(n);
   std::vector<char> good(n);
@@ -61,7 +62,8 @@ std::size_t expect_fast_paths_exact(const std::vector<float>& v, const qmath::Pa
   for (std::size_t i = 0; i < n; ++i) {
     escapes += good[i] ? 0 : 1;
     if (good[i] && got[i] != want[i]) {
-      ADD_FAILURE() << "kernel code " << got[i] << " != exact " << want[i] << " for x=" << v[i] << " (element " << i << ")";
+      ADD_FAILURE() << "kernel code " << got[i] << " != exact " << want[i] << " for x=" << v[i]
+                    << " (element " << i << ")";
       return escapes;
     }
     if (!good[i] && got[i] != 0) {
@@ -78,8 +80,9 @@ std::size_t expect_fast_paths_exact(const std::vector<float>& v, const qmath::Pa
     for (std::size_t i = 0; i < n; ++i) {
       const auto h = static_cast<uint16_t>(testdata::element_bits(raw.data(), D, i));
       if (table.escapes(h) != !good[i] || looked[i] != (good[i] ? want[i] : 0)) {
-        ADD_FAILURE() << "table: x=" << v[i] << " bits " << h << " code " << looked[i] << " escapes "
-                      << table.escapes(h) << "; exact: code " << want[i] << " good " << int{good[i]};
+        ADD_FAILURE() << "table: x=" << v[i] << " bits " << h << " code " << looked[i]
+                      << " escapes " << table.escapes(h) << "; exact: code " << want[i] << " good "
+                      << int{good[i]};
         return escapes;
       }
     }
@@ -133,8 +136,10 @@ std::vector<std::vector<float>> adversarial(uint64_t seed) {
   }
   std::vector<float> sub, big, specials, bits;
   for (int e = -149; e <= -100; ++e) sub.push_back(std::ldexp(1.0f, e) * ((e & 1) ? -1.0f : 1.0f));
-  for (int m = 0; m < 1024; ++m) sub.push_back(std::ldexp(static_cast<float>(m), -24));  // fp16 subnormals
-  for (float x : {65504.0f, -65504.0f, 65519.0f, 65520.0f, 3.3895314e38f, -3.3895314e38f, 1.0f}) big.push_back(x);
+  for (int m = 0; m < 1024; ++m)
+    sub.push_back(std::ldexp(static_cast<float>(m), -24));  // fp16 subnormals
+  for (float x : {65504.0f, -65504.0f, 65519.0f, 65520.0f, 3.3895314e38f, -3.3895314e38f, 1.0f})
+    big.push_back(x);
   for (float x : {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.5f, -2.25f}) specials.push_back(x);
   for (int i = 0; i < 20000; ++i) {
     const auto u = static_cast<uint32_t>(rng());
@@ -156,15 +161,22 @@ template <Dtype D>
 void run_adversarial() {
   std::size_t escapes = 0;
   for (const auto& v : adversarial(7)) {
-    for (double eb : {1e-7, 1e-3, 0.01, 0.5, 3.0}) escapes += check_message<D>(v, BoundMode::kAbs, eb);
+    for (double eb : {1e-7, 1e-3, 0.01, 0.5, 3.0})
+      escapes += check_message<D>(v, BoundMode::kAbs, eb);
     for (double rel : {1e-6, 1e-3, 1e-2, 0.3}) escapes += check_message<D>(v, BoundMode::kRel, rel);
   }
   EXPECT_GT(escapes, 0u) << "the inputs never exercised an escape";
 }
 
-TEST(QuantizeFastPath, Float32KernelMatchesExactOnAdversarialInputs) { run_adversarial<Dtype::kFloat32>(); }
-TEST(QuantizeFastPath, Bfloat16KernelTableAndRangeMatchExactOnAdversarialInputs) { run_adversarial<Dtype::kBfloat16>(); }
-TEST(QuantizeFastPath, Float16KernelTableAndRangeMatchExactOnAdversarialInputs) { run_adversarial<Dtype::kFloat16>(); }
+TEST(QuantizeFastPath, Float32KernelMatchesExactOnAdversarialInputs) {
+  run_adversarial<Dtype::kFloat32>();
+}
+TEST(QuantizeFastPath, Bfloat16KernelTableAndRangeMatchExactOnAdversarialInputs) {
+  run_adversarial<Dtype::kBfloat16>();
+}
+TEST(QuantizeFastPath, Float16KernelTableAndRangeMatchExactOnAdversarialInputs) {
+  run_adversarial<Dtype::kFloat16>();
+}
 
 // Every finite bit pattern of the dtype, every escape decision, for ranges that hold zero
 // and ranges that do not (midpoint offset), with bounds from far below to far above an ulp.
@@ -188,7 +200,9 @@ void run_every_pattern() {
   EXPECT_GT(escapes, 0u);
 }
 
-TEST(QuantizeFastPath, Bfloat16EveryBitPatternMatchesExact) { run_every_pattern<Dtype::kBfloat16>(); }
+TEST(QuantizeFastPath, Bfloat16EveryBitPatternMatchesExact) {
+  run_every_pattern<Dtype::kBfloat16>();
+}
 TEST(QuantizeFastPath, Float16EveryBitPatternMatchesExact) { run_every_pattern<Dtype::kFloat16>(); }
 
 }  // namespace

@@ -21,9 +21,9 @@
 #include "compress/quantize_avx512.h"
 #include "compress/quantize_math.h"
 #include "compress/quantize_simd.h"
-#include "tests/compress/at_level.h"
 #include "compress/quantize_table.h"
 #include "compress/row_dedupe.h"
+#include "tests/compress/at_level.h"
 #include "tests/compress/test_data.h"
 
 namespace squeeze::compress {
@@ -47,10 +47,26 @@ std::vector<float> adversarial(const qmath::Params& p, std::size_t n, uint64_t s
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> gauss(0.0, 1.0);
   const double step = static_cast<double>(p.step);
-  const float specials[] = {0.0f,       -0.0f,   FLT_MAX,          -FLT_MAX,          FLT_MIN,
-                            -FLT_MIN,   1e-45f,  -1e-45f,          INFINITY,          -INFINITY,
-                            NAN,        -NAN,    f32_from_bits(0x7fa00001u), 65504.0f, 65520.0f,
-                            -65520.0f,  3.0e38f, 6.0e-8f,          2.98e-8f,          f32_from_bits(0x7f7fffffu)};
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            FLT_MAX,
+                            -FLT_MAX,
+                            FLT_MIN,
+                            -FLT_MIN,
+                            1e-45f,
+                            -1e-45f,
+                            INFINITY,
+                            -INFINITY,
+                            NAN,
+                            -NAN,
+                            f32_from_bits(0x7fa00001u),
+                            65504.0f,
+                            65520.0f,
+                            -65520.0f,
+                            3.0e38f,
+                            6.0e-8f,
+                            2.98e-8f,
+                            f32_from_bits(0x7f7fffffu)};
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) {
     const uint64_t kind = rng() % 8;
@@ -58,10 +74,12 @@ std::vector<float> adversarial(const qmath::Params& p, std::size_t n, uint64_t s
     switch (kind) {
       case 0: v[i] = specials[rng() % std::size(specials)]; break;
       case 1: v[i] = static_cast<float>(p.offset + (k + 0.5) * step); break;  // rint tie
-      case 2: v[i] = std::nextafter(static_cast<float>(p.offset + (k + 0.5) * step), INFINITY); break;
-      case 3: v[i] = static_cast<float>(p.offset + k * step + p.bound); break;  // bound edge
+      case 2:
+        v[i] = std::nextafter(static_cast<float>(p.offset + (k + 0.5) * step), INFINITY);
+        break;
+      case 3: v[i] = static_cast<float>(p.offset + k * step + p.bound); break;       // bound edge
       case 4: v[i] = static_cast<float>(p.offset + gauss(rng) * step * 1e9); break;  // clamped
-      case 5: v[i] = f32_from_bits(static_cast<uint32_t>(rng())); break;  // any bits
+      case 5: v[i] = f32_from_bits(static_cast<uint32_t>(rng())); break;             // any bits
       default: v[i] = static_cast<float>(p.offset + gauss(rng) * step * 100.0); break;
     }
   }
@@ -82,8 +100,9 @@ void expect_kernel_exact(const std::vector<float>& v, const qmath::Params& p) {
           bool good;
           const int32_t want = qmath::quantize_one<D>(v[start + i], p, &good);
           all_good &= good;
-          ASSERT_EQ(got[i], want) << qsimd::level_name(l) << " dtype " << dtype_name(D) << " x=" << v[start + i]
-                                  << " bits " << std::hex << f32_bits(v[start + i]);
+          ASSERT_EQ(got[i], want) << qsimd::level_name(l) << " dtype " << dtype_name(D)
+                                  << " x=" << v[start + i] << " bits " << std::hex
+                                  << f32_bits(v[start + i]);
         }
         ASSERT_EQ(every, all_good) << qsimd::level_name(l) << " n=" << n;
         ASSERT_EQ(got[n], 12345) << "wrote past the end";
@@ -97,14 +116,17 @@ void kernel_cases() {
   uint64_t seed = 1;
   // Hand-made parameters where |x' - x| == bound exactly for the ties of rint (choose()
   // rarely gives that): the <= of the bound check decides.
-  for (const auto& [off, step] : std::vector<std::pair<double, float>>{{0, 1.0f}, {0, 0.25f}, {3, 2.0f}, {-1, 0.0078125f}}) {
-    const qmath::Params p{off, step, 1.0 / static_cast<double>(step), static_cast<double>(step) / 2};
+  for (const auto& [off, step] :
+       std::vector<std::pair<double, float>>{{0, 1.0f}, {0, 0.25f}, {3, 2.0f}, {-1, 0.0078125f}}) {
+    const qmath::Params p{off, step, 1.0 / static_cast<double>(step),
+                          static_cast<double>(step) / 2};
     expect_kernel_exact<D>(adversarial(p, 400, seed++), p);
     if (::testing::Test::HasFatalFailure()) return;
   }
   const double bounds[] = {1e-2, 1e-4, 1e-7, 3e-39, 1e30};
   for (double eb : bounds) {
-    for (const auto& [mn, mx] : std::vector<std::pair<double, double>>{{-1, 1}, {1000, 1001}, {-3e38, 3e38}, {0, 0}}) {
+    for (const auto& [mn, mx] :
+         std::vector<std::pair<double, double>>{{-1, 1}, {1000, 1001}, {-3e38, 3e38}, {0, 0}}) {
       const qmath::Params p = qmath::choose<D>(mn, mx, eb * (mx - mn > 0 ? (mx - mn) : 1.0), false);
       expect_kernel_exact<D>(adversarial(p, 400, seed++), p);
       if (::testing::Test::HasFatalFailure()) return;
@@ -113,7 +135,9 @@ void kernel_cases() {
 }
 
 TEST(QuantizeSimdIdentity, CodeKernelsMatchQuantizeOneFloat32) { kernel_cases<Dtype::kFloat32>(); }
-TEST(QuantizeSimdIdentity, CodeKernelsMatchQuantizeOneBfloat16) { kernel_cases<Dtype::kBfloat16>(); }
+TEST(QuantizeSimdIdentity, CodeKernelsMatchQuantizeOneBfloat16) {
+  kernel_cases<Dtype::kBfloat16>();
+}
 TEST(QuantizeSimdIdentity, CodeKernelsMatchQuantizeOneFloat16) { kernel_cases<Dtype::kFloat16>(); }
 
 // The float32 AVX-512 kernel's single-precision path (quantize_avx512.cc) decides per 16
@@ -124,12 +148,13 @@ TEST(QuantizeSimdIdentity, Float32FastPathGivesQuantizeOnesCodesNearTiesAndRange
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (int trial = 0; trial < 300; ++trial) {
-    const double scale = std::pow(10.0, unit(rng) * 60 - 30);   // 1e-30 .. 1e30
+    const double scale = std::pow(10.0, unit(rng) * 60 - 30);  // 1e-30 .. 1e30
     double mn = (unit(rng) * 2 - 1) * scale, mx = (unit(rng) * 2 - 1) * scale;
-    if (trial % 3 == 0) mn = std::fabs(mn) + scale;                // a range away from 0: midpoint offset
+    if (trial % 3 == 0) mn = std::fabs(mn) + scale;  // a range away from 0: midpoint offset
     if (mn > mx) std::swap(mn, mx);
     const float fmn = static_cast<float>(mn), fmx = static_cast<float>(mx);
-    const double eb = std::pow(10.0, -1 - unit(rng) * 7) * (static_cast<double>(fmx) - fmn);  // rel 1e-1 .. 1e-8
+    const double eb =
+        std::pow(10.0, -1 - unit(rng) * 7) * (static_cast<double>(fmx) - fmn);  // rel 1e-1 .. 1e-8
     const qmath::Params p = qmath::choose<Dtype::kFloat32>(fmn, fmx, eb, trial % 2 == 0);
     std::vector<float> v(4096);
     const double step = static_cast<double>(p.step);
@@ -162,10 +187,12 @@ TEST(QuantizeSimdIdentity, Float32FastPathGivesQuantizeOnesCodesNearTiesAndRange
   expect_kernel_exact<Dtype::kFloat32>(v, qmath::Params{0.0, 1.0f, 1.0, 0.3});
   if (::testing::Test::HasFatalFailure()) return;
   const double big_step = 0x1p110;
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = f32_from_bits(0x7f7fffffu - static_cast<uint32_t>(i % 2048));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = f32_from_bits(0x7f7fffffu - static_cast<uint32_t>(i % 2048));
   // The largest float sits at q = 217.9: rint gives 218, whose reconstruction overflows.
   const double off = static_cast<double>(FLT_MAX) - 217.9 * big_step;
-  expect_kernel_exact<Dtype::kFloat32>(v, qmath::Params{off, 0x1p110f, 1.0 / big_step, big_step / 2 + FLT_MAX * 0x1p-23});
+  expect_kernel_exact<Dtype::kFloat32>(
+      v, qmath::Params{off, 0x1p110f, 1.0 / big_step, big_step / 2 + FLT_MAX * 0x1p-23});
 }
 
 TEST(QuantizeSimdIdentity, Avx512RangeScanFindsTheScalarRange) {
@@ -181,7 +208,8 @@ TEST(QuantizeSimdIdentity, Avx512RangeScanFindsTheScalarRange) {
       if (r % 7 == 0) x = f32_from_bits(static_cast<uint32_t>(r >> 20));  // NaN, Inf, anything
       if (r % 11 == 0) x = (r & 1) ? -0.0f : 0.0f;
       if (r % 13 == 0) x = (r & 1) ? -INFINITY : INFINITY;
-      if (trial % 5 == 0) x = (r % 3 == 0) ? NAN : ((r & 1) ? INFINITY : -INFINITY);  // nothing finite
+      if (trial % 5 == 0)
+        x = (r % 3 == 0) ? NAN : ((r & 1) ? INFINITY : -INFINITY);  // nothing finite
       std::memcpy(bytes.data() + at + 4 * i, &x, 4);
     }
     float mn = INFINITY, mx = -INFINITY;
@@ -244,7 +272,8 @@ std::vector<float> message(Dist d, std::size_t n, uint32_t row, uint64_t seed) {
   return v;
 }
 
-std::vector<uint8_t> encode_whole_frame(const std::vector<uint8_t>& in, Dtype dt, uint64_t count, const CodecParams& cp) {
+std::vector<uint8_t> encode_whole_frame(const std::vector<uint8_t>& in, Dtype dt, uint64_t count,
+                                        const CodecParams& cp) {
   EncodeRequest req{dt, in.data(), count, &cp, nullptr};
   std::vector<uint8_t> frame(max_frame_bytes(req));
   std::size_t n = 0;
@@ -287,8 +316,9 @@ TEST(QuantizeSimdIdentity, BodiesFramesAndDecodesAreTheSameAtEveryLevel) {
               for (std::size_t li = 1; li < all.size(); ++li) {
                 AtLevel at(all[li]);
                 ASSERT_EQ(quantize_body_at(all[li], in.data(), dt, n, cp), want_body)
-                    << qsimd::level_name(all[li]) << " " << dtype_name(dt) << " " << testdata::dist_name(d) << " n=" << n
-                    << " mode " << static_cast<int>(mode) << " dedupe " << dedupe << " row " << row;
+                    << qsimd::level_name(all[li]) << " " << dtype_name(dt) << " "
+                    << testdata::dist_name(d) << " n=" << n << " mode " << static_cast<int>(mode)
+                    << " dedupe " << dedupe << " row " << row;
                 ASSERT_EQ(encode_whole_frame(in, dt, n, cp), want_frame);
                 ASSERT_EQ(decode_whole_frame(want_frame, in.size()), want_decoded) << "decode";
                 ++compared;

@@ -33,15 +33,18 @@ double range_bound(const uint8_t* data, Dtype d, std::size_t begin, std::size_t 
 std::size_t check_bound(const std::vector<uint8_t>& in, const uint8_t* out, Dtype d, std::size_t n,
                         const QuantizeParams& p) {
   std::size_t bad = 0;
-  double eb = p.mode == BoundMode::kAbs ? p.error_bound : range_bound(in.data(), d, 0, n, p.error_bound);
+  double eb =
+      p.mode == BoundMode::kAbs ? p.error_bound : range_bound(in.data(), d, 0, n, p.error_bound);
   for (std::size_t i = 0; i < n; ++i) {
     if (p.mode == BoundMode::kRelRow && i % p.row_length == 0) {
       eb = range_bound(in.data(), d, i, std::min<std::size_t>(n, i + p.row_length), p.error_bound);
     }
     const float x = testdata::element(in.data(), d, i);
     const float y = testdata::element(out, d, i);
-    const bool ok = std::isfinite(x) ? std::fabs(static_cast<double>(x) - static_cast<double>(y)) <= eb
-                                     : testdata::element_bits(in.data(), d, i) == testdata::element_bits(out, d, i);
+    const bool ok =
+        std::isfinite(x)
+            ? std::fabs(static_cast<double>(x) - static_cast<double>(y)) <= eb
+            : testdata::element_bits(in.data(), d, i) == testdata::element_bits(out, d, i);
     if (!ok && ++bad <= 3) {
       ADD_FAILURE() << "element " << i << ": x=" << x << " x'=" << y << " bound=" << eb;
     }
@@ -49,7 +52,8 @@ std::size_t check_bound(const std::vector<uint8_t>& in, const uint8_t* out, Dtyp
   return bad;
 }
 
-QuantizeParams make_params(BoundMode mode, double eb, uint32_t row_length = 0, bool dedupe = false) {
+QuantizeParams make_params(BoundMode mode, double eb, uint32_t row_length = 0,
+                           bool dedupe = false) {
   QuantizeParams p;
   p.mode = mode;
   p.error_bound = eb;
@@ -59,7 +63,8 @@ QuantizeParams make_params(BoundMode mode, double eb, uint32_t row_length = 0, b
 }
 
 // Encodes the body directly (no stored fallback), decodes into a guarded buffer, checks.
-void round_trip_body(const std::vector<uint8_t>& in, Dtype d, std::size_t n, const QuantizeParams& qp) {
+void round_trip_body(const std::vector<uint8_t>& in, Dtype d, std::size_t n,
+                     const QuantizeParams& qp) {
   CodecParams cp;
   cp.codec = CodecId::kQuantize;
   cp.quantize = qp;
@@ -78,19 +83,21 @@ void round_trip_body(const std::vector<uint8_t>& in, Dtype d, std::size_t n, con
 }
 
 TEST(Quantize, BoundHoldsForEveryElementAcrossDistributionsSizesDtypesModes) {
-  const std::vector<QuantizeParams> modes = {
-      make_params(BoundMode::kAbs, 1e-3),         make_params(BoundMode::kAbs, 0.25),
-      make_params(BoundMode::kRel, 1e-2),         make_params(BoundMode::kRel, 1e-5),
-      make_params(BoundMode::kRelRow, 1e-2, 64),  make_params(BoundMode::kRel, 1e-2, 16, true),
-      make_params(BoundMode::kRelRow, 1e-3, 7, true)};
+  const std::vector<QuantizeParams> modes = {make_params(BoundMode::kAbs, 1e-3),
+                                             make_params(BoundMode::kAbs, 0.25),
+                                             make_params(BoundMode::kRel, 1e-2),
+                                             make_params(BoundMode::kRel, 1e-5),
+                                             make_params(BoundMode::kRelRow, 1e-2, 64),
+                                             make_params(BoundMode::kRel, 1e-2, 16, true),
+                                             make_params(BoundMode::kRelRow, 1e-3, 7, true)};
   const std::vector<std::size_t> sizes = {0, 1, 2, 63, 64, 65, 1023, 1025, 4097, 65537};
   for (Dtype d : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16}) {
     for (Dist dist : testdata::all_dists()) {
       for (std::size_t n : sizes) {
         const auto in = testdata::to_dtype(testdata::make_floats(dist, n, n + 1), d);
         for (std::size_t m = 0; m < modes.size(); ++m) {
-          SCOPED_TRACE(std::string(dtype_name(d)) + " " + testdata::dist_name(dist) + " n=" + std::to_string(n) +
-                       " mode#" + std::to_string(m));
+          SCOPED_TRACE(std::string(dtype_name(d)) + " " + testdata::dist_name(dist) +
+                       " n=" + std::to_string(n) + " mode#" + std::to_string(m));
           round_trip_body(in, d, n, modes[m]);
           if (HasFatalFailure()) return;
         }
@@ -117,7 +124,8 @@ TEST(Quantize, FramesRoundTripThroughEncodeFrameWithStoredFallback) {
       ASSERT_TRUE(st.ok()) << st.message();
       EXPECT_EQ(written, in.size());
       EXPECT_TRUE(out.guards_intact());
-      EXPECT_EQ(check_bound(in, out.data(), d, n, cp.quantize), 0u) << dtype_name(d) << " " << testdata::dist_name(dist);
+      EXPECT_EQ(check_bound(in, out.data(), d, n, cp.quantize), 0u)
+          << dtype_name(d) << " " << testdata::dist_name(dist);
     }
   }
 }
@@ -184,7 +192,8 @@ TEST(Quantize, DedupeSendsEachDistinctRowOnce) {
   std::size_t n = 0;
   ASSERT_TRUE(quantize_body_encode(req, body, &n).ok());
   QuantizeLayout q;
-  ASSERT_TRUE(parse_quantize_body(std::span(body.data(), n), Dtype::kFloat32, rows.size(), &q).ok());
+  ASSERT_TRUE(
+      parse_quantize_body(std::span(body.data(), n), Dtype::kFloat32, rows.size(), &q).ok());
   EXPECT_EQ(q.n_unique, 50u);
   EXPECT_EQ(q.tail, 10u);
   EXPECT_EQ(q.n_stream, 50u * dim + 10);
@@ -229,7 +238,8 @@ TEST(Quantize, DedupeChangesTheBodyNotTheDecodedValuesAndReportsWhatItFound) {
         EXPECT_EQ(report.dedupe_rows, dedupe ? 300u : 0u);
         EXPECT_EQ(report.dedupe_unique, dedupe ? 40u : 0u);
         decoded[dedupe].resize(in.size());
-        ASSERT_TRUE(quantize_body_decode(std::span(body.data(), n), dt, rows.size(), decoded[dedupe]).ok());
+        ASSERT_TRUE(
+            quantize_body_decode(std::span(body.data(), n), dt, rows.size(), decoded[dedupe]).ok());
 
         report = EncodeReport{7, 7};  // encode_frame starts the report afresh
         std::vector<uint8_t> frame(max_frame_bytes(req));
@@ -243,7 +253,8 @@ TEST(Quantize, DedupeChangesTheBodyNotTheDecodedValuesAndReportsWhatItFound) {
 }
 
 TEST(Quantize, GaussianAtRelativeBoundPacksAboutSevenBitsPerElement) {
-  const auto in = testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 1 << 16, 9), Dtype::kFloat32);
+  const auto in =
+      testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 1 << 16, 9), Dtype::kFloat32);
   CodecParams cp;
   cp.codec = CodecId::kQuantize;
   cp.quantize = make_params(BoundMode::kRel, 1e-2);
@@ -267,14 +278,19 @@ TEST(Quantize, RejectsBadParameters) {
     EncodeRequest req{d, v.data(), 100, &cp, nullptr};
     return quantize_body_encode(req, dst, &n);
   };
-  EXPECT_EQ(encode(Dtype::kBytes, make_params(BoundMode::kAbs, 1)).code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kAbs, 0)).code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kAbs, NAN)).code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kRel, -1)).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode(Dtype::kBytes, make_params(BoundMode::kAbs, 1)).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kAbs, 0)).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kAbs, NAN)).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kRel, -1)).code(),
+            Status::Code::kInvalidArgument);
   Status st = encode(Dtype::kFloat32, make_params(BoundMode::kRelRow, 1e-2, 0));
   EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(st.message().find("row_length"), std::string::npos) << st.message();
-  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kRel, 1e-2, 0, true)).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(encode(Dtype::kFloat32, make_params(BoundMode::kRel, 1e-2, 0, true)).code(),
+            Status::Code::kInvalidArgument);
   // Too small a destination is kNoSpace, never an overrun.
   cp.quantize = make_params(BoundMode::kAbs, 1e-6);
   const auto g = testdata::make_floats(Dist::kGaussian, 100, 1);
@@ -317,7 +333,8 @@ TEST(Quantize, VectorKernelMatchesScalarReference) {
 
 TEST(Quantize, SixtyFourMiBOfFloat32) {
   const std::size_t n = (64u << 20) / 4;
-  const auto in = testdata::to_dtype(testdata::make_floats(Dist::kGaussian, n, 64), Dtype::kFloat32);
+  const auto in =
+      testdata::to_dtype(testdata::make_floats(Dist::kGaussian, n, 64), Dtype::kFloat32);
   round_trip_body(in, Dtype::kFloat32, n, make_params(BoundMode::kRel, 1e-3));
 }
 

@@ -73,7 +73,9 @@ inline std::vector<float> make_floats(Dist d, std::size_t n, uint64_t seed) {
       case Dist::kZero: v[i] = 0.0f; break;
       case Dist::kSparse: v[i] = (rng() % 100 == 0) ? gauss(rng) : 0.0f; break;
       case Dist::kOffset: v[i] = 1000.0f + (uni(rng) + 1.0f) * 0.5f; break;
-      case Dist::kDenormal: v[i] = uni(rng) * std::numeric_limits<float>::denorm_min() * 1e6f; break;
+      case Dist::kDenormal:
+        v[i] = uni(rng) * std::numeric_limits<float>::denorm_min() * 1e6f;
+        break;
       case Dist::kSpecial: {
         static const float kSpecials[] = {std::numeric_limits<float>::quiet_NaN(),
                                           std::numeric_limits<float>::infinity(),
@@ -100,7 +102,8 @@ inline std::vector<uint8_t> to_dtype(const std::vector<float>& v, Dtype d) {
     if (d == Dtype::kFloat32) {
       std::memcpy(&out[4 * i], &v[i], 4);
     } else {
-      const uint16_t h = d == Dtype::kBfloat16 ? compress::f32_to_bf16(v[i]) : compress::f32_to_f16(v[i]);
+      const uint16_t h =
+          d == Dtype::kBfloat16 ? compress::f32_to_bf16(v[i]) : compress::f32_to_f16(v[i]);
       std::memcpy(&out[2 * i], &h, 2);
     }
   }

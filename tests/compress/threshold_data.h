@@ -49,7 +49,8 @@ inline std::vector<uint8_t> random_bytes(std::size_t n, uint64_t seed) {
 
 // Embedding-gradient-like float32 rows: row_len floats per row, a fraction of rows nonzero
 // (gaussian), the rest exactly zero.
-inline std::vector<float> sparse_rows(std::size_t rows, std::size_t row_len, double nonzero_fraction, uint64_t seed) {
+inline std::vector<float> sparse_rows(std::size_t rows, std::size_t row_len,
+                                      double nonzero_fraction, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution pick(nonzero_fraction);
   std::normal_distribution<float> dist(0.0f, 1e-3f);

@@ -38,7 +38,8 @@ void expect_error(const std::vector<uint8_t>& body, Status::Code code, const std
   const Status s = decode(body);
   EXPECT_EQ(s.code(), code) << s.message();
   EXPECT_NE(s.message().find("threshold body"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find(words), std::string::npos) << "wanted '" << words << "' in: " << s.message();
+  EXPECT_NE(s.message().find(words), std::string::npos)
+      << "wanted '" << words << "' in: " << s.message();
 }
 
 TEST(ThresholdMalformed, ValidBodiesOfBothModesDecode) {
@@ -56,7 +57,8 @@ TEST(ThresholdMalformed, EveryTruncationIsRejected) {
     const std::vector<uint8_t> body = valid_body(keep);
     for (std::size_t len = 0; len < body.size(); ++len) {
       const std::vector<uint8_t> cut(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(len));
-      ASSERT_FALSE(decode(cut).ok()) << "keep " << keep << " length " << len << " of " << body.size();
+      ASSERT_FALSE(decode(cut).ok())
+          << "keep " << keep << " length " << len << " of " << body.size();
     }
   }
   expect_error({1, 2, 3}, Status::Code::kTruncated, "header");
@@ -122,7 +124,9 @@ TEST(ThresholdMalformed, VarintInconsistencies) {
   EXPECT_NE(past.message().find("past the element count"), std::string::npos) << past.message();
   EXPECT_FALSE(dec(body({5, 4}, 2)).ok());  // second position 10
   EXPECT_NE(dec(body({0x83, 0x00}, 1)).message().find("non-minimal"), std::string::npos);
-  EXPECT_NE(dec(body({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, 1)).message().find("overflows"),
+  EXPECT_NE(dec(body({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, 1))
+                .message()
+                .find("overflows"),
             std::string::npos);
   EXPECT_NE(dec(body({1, 2}, 1)).message().find("stray"), std::string::npos);
   EXPECT_NE(dec(body({0x81}, 1)).message().find("runs past"), std::string::npos);
@@ -131,7 +135,8 @@ TEST(ThresholdMalformed, VarintInconsistencies) {
 TEST(ThresholdMalformed, DestinationTooSmall) {
   const std::vector<uint8_t> b = valid_body(0.01);
   std::vector<uint8_t> dst(kN * 4 - 1);
-  EXPECT_EQ(threshold_decode_body(b, Dtype::kFloat32, kN, dst).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(threshold_decode_body(b, Dtype::kFloat32, kN, dst).code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(ThresholdMalformed, RandomCorruptionNeverWritesOutOfBounds) {
@@ -141,7 +146,8 @@ TEST(ThresholdMalformed, RandomCorruptionNeverWritesOutOfBounds) {
     for (int trial = 0; trial < 2000; ++trial) {
       std::vector<uint8_t> b = good;
       const int flips = 1 + static_cast<int>(rng() % 4);
-      for (int f = 0; f < flips; ++f) b[rng() % b.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      for (int f = 0; f < flips; ++f)
+        b[rng() % b.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
       decode(b);  // any status; decode_guarded checks the guards and the no-write rule
     }
   }

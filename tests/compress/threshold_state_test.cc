@@ -84,7 +84,8 @@ TEST(ThresholdState, NullStateSearchesEveryMessage) {
   const std::vector<float> b = scaled(a, 4.0f);
   auto ea = threshold_encode(Dtype::kFloat32, a.data(), a.size(), p);
   auto eb = threshold_encode(Dtype::kFloat32, b.data(), b.size(), p);
-  EXPECT_EQ(body_tau(eb.body, Dtype::kFloat32, b.size()), 4.0f * body_tau(ea.body, Dtype::kFloat32, a.size()));
+  EXPECT_EQ(body_tau(eb.body, Dtype::kFloat32, b.size()),
+            4.0f * body_tau(ea.body, Dtype::kFloat32, a.size()));
 }
 
 TEST(ThresholdState, ChangedShapeOrParametersSearchAgain) {
@@ -249,9 +250,11 @@ TEST(ThresholdFrame, EncodesThroughTheFrameApiWithState) {
   EXPECT_EQ(st.residual().size(), x.size());
   std::vector<float> out(x.size());
   std::size_t written = 0;
-  ASSERT_TRUE(decode_frame(std::span<const uint8_t>(frame.data(), n),
-                           std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size() * 4), &written)
-                  .ok());
+  ASSERT_TRUE(
+      decode_frame(std::span<const uint8_t>(frame.data(), n),
+                   std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size() * 4),
+                   &written)
+          .ok());
   EXPECT_EQ(written, x.size() * 4);
   for (std::size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(out[i] == 0.0f || out[i] == x[i]) << i;
 

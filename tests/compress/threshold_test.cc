@@ -33,8 +33,8 @@ ThresholdParams params(double keep, Dtype vd = Dtype::kFloat32) {
 // Checks the decoded buffer element by element against the rule: an element is kept
 // (decoded as its value narrowed to the body's value dtype) iff |x| >= tau or x is NaN;
 // every other element decodes as +0.
-void expect_threshold_rule(const std::vector<uint8_t>& in, const std::vector<uint8_t>& out, Dtype dt,
-                           const ThresholdBodyInfo& info) {
+void expect_threshold_rule(const std::vector<uint8_t>& in, const std::vector<uint8_t>& out,
+                           Dtype dt, const ThresholdBodyInfo& info) {
   const std::size_t n = in.size() / dtype_size(dt);
   const std::size_t w = dtype_size(dt);
   uint64_t kept = 0;
@@ -44,7 +44,8 @@ void expect_threshold_rule(const std::vector<uint8_t>& in, const std::vector<uin
     if (std::isnan(x) || std::fabs(x) >= info.tau) {
       ++kept;
       if (info.value_dtype == dt) {
-        ASSERT_EQ(std::memcmp(&in[i * w], &out[i * w], w), 0) << "kept element " << i << " not bit-exact";
+        ASSERT_EQ(std::memcmp(&in[i * w], &out[i * w], w), 0)
+            << "kept element " << i << " not bit-exact";
       } else {
         const std::vector<uint8_t> narrowed = as_dtype({x}, info.value_dtype);
         float want = element(narrowed, info.value_dtype, 0);
@@ -60,13 +61,15 @@ void expect_threshold_rule(const std::vector<uint8_t>& in, const std::vector<uin
     } else {
       uint32_t bits = 0;
       std::memcpy(&bits, &out[i * w], w);
-      ASSERT_EQ(bits, 0u) << "dropped element " << i << " (x=" << x << ", tau=" << info.tau << ") is not +0";
+      ASSERT_EQ(bits, 0u) << "dropped element " << i << " (x=" << x << ", tau=" << info.tau
+                          << ") is not +0";
     }
   }
   EXPECT_EQ(kept, info.kept);
 }
 
-void round_trip(Dtype dt, const std::vector<float>& f, const ThresholdParams& p, ThresholdBodyInfo* info_out = nullptr) {
+void round_trip(Dtype dt, const std::vector<float>& f, const ThresholdParams& p,
+                ThresholdBodyInfo* info_out = nullptr) {
   const std::vector<uint8_t> in = as_dtype(f, dt);
   const uint64_t n = f.size();
   auto e = threshold_encode(dt, in.data(), n, p);
@@ -107,15 +110,19 @@ TEST(Threshold, TauIsTheEstimatedQuantile) {
   std::transform(f.begin(), f.end(), mags.begin(), [](float x) { return std::fabs(x); });
   std::sort(mags.begin(), mags.end());
   for (double keep : {0.5, 0.1, 0.01, 0.001}) {
-    const float tau = threshold_estimate_tau(Dtype::kFloat32, f.data(), nullptr, f.size(), keep, 65536);
-    const auto above = static_cast<double>(mags.end() - std::lower_bound(mags.begin(), mags.end(), tau));
+    const float tau =
+        threshold_estimate_tau(Dtype::kFloat32, f.data(), nullptr, f.size(), keep, 65536);
+    const auto above =
+        static_cast<double>(mags.end() - std::lower_bound(mags.begin(), mags.end(), tau));
     const double frac = above / static_cast<double>(f.size());
     EXPECT_NEAR(frac / keep, 1.0, keep >= 0.01 ? 0.1 : 0.25) << "keep " << keep << " tau " << tau;
   }
   // With the whole message sampled the estimate is exact: ceil(keep * n) elements kept.
   const std::vector<float> small = gaussian(1000, 3);
-  const float tau = threshold_estimate_tau(Dtype::kFloat32, small.data(), nullptr, small.size(), 0.05, 65536);
-  EXPECT_EQ(std::count_if(small.begin(), small.end(), [&](float x) { return std::fabs(x) >= tau; }), 50);
+  const float tau =
+      threshold_estimate_tau(Dtype::kFloat32, small.data(), nullptr, small.size(), 0.05, 65536);
+  EXPECT_EQ(std::count_if(small.begin(), small.end(), [&](float x) { return std::fabs(x) >= tau; }),
+            50);
 }
 
 TEST(Threshold, TauIgnoresNonFiniteValuesAndNeverKeepsZeros) {
@@ -124,7 +131,8 @@ TEST(Threshold, TauIgnoresNonFiniteValuesAndNeverKeepsZeros) {
   f[5] = kInf;
   f[6] = -kInf;
   f[7] = 2.0f;
-  const float tau = threshold_estimate_tau(Dtype::kFloat32, f.data(), nullptr, f.size(), 0.5, 65536);
+  const float tau =
+      threshold_estimate_tau(Dtype::kFloat32, f.data(), nullptr, f.size(), 0.5, 65536);
   EXPECT_TRUE(std::isfinite(tau));
   EXPECT_EQ(tau, std::numeric_limits<float>::denorm_min());  // median of the finite values is 0
   ThresholdBodyInfo info;
@@ -138,8 +146,18 @@ TEST(Threshold, TauIgnoresNonFiniteValuesAndNeverKeepsZeros) {
 
 TEST(Threshold, SpecialValuesInEveryDtype) {
   const float denorm = std::numeric_limits<float>::denorm_min() * 3;
-  std::vector<float> f = {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf, -0.0f, 0.0f, denorm, -denorm,
-                          1e-40f, 6e-8f, -3.0f, 1e30f, -1e-30f};
+  std::vector<float> f = {std::numeric_limits<float>::quiet_NaN(),
+                          kInf,
+                          -kInf,
+                          -0.0f,
+                          0.0f,
+                          denorm,
+                          -denorm,
+                          1e-40f,
+                          6e-8f,
+                          -3.0f,
+                          1e30f,
+                          -1e-30f};
   for (Dtype dt : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16}) {
     for (double keep : {1.0, 0.5, 0.1}) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " keep " + std::to_string(keep));
@@ -158,12 +176,13 @@ TEST(Threshold, KeepOneKeepsEveryNonZero) {
 }
 
 TEST(Threshold, SizesAroundPowersOfTwo) {
-  for (std::size_t n : {0ul, 1ul, 2ul, 7ul, 8ul, 9ul, 63ul, 64ul, 65ul, 255ul, 256ul, 257ul, 65535ul, 65536ul, 65537ul,
-                        (1ul << 20) + 1}) {
+  for (std::size_t n : {0ul, 1ul, 2ul, 7ul, 8ul, 9ul, 63ul, 64ul, 65ul, 255ul, 256ul, 257ul,
+                        65535ul, 65536ul, 65537ul, (1ul << 20) + 1}) {
     const std::vector<float> f = gaussian(n, n + 10);
     for (Dtype dt : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16}) {
       for (double keep : {0.01, 0.3}) {
-        SCOPED_TRACE("n=" + std::to_string(n) + " " + dtype_name(dt) + " keep " + std::to_string(keep));
+        SCOPED_TRACE("n=" + std::to_string(n) + " " + dtype_name(dt) + " keep " +
+                     std::to_string(keep));
         round_trip(dt, f, params(keep));
       }
     }
@@ -219,12 +238,15 @@ TEST(Threshold, RejectsBadParameters) {
   }
   ThresholdParams p = params(0.1);
   p.sample_size = 0;
-  EXPECT_EQ(threshold_encode(Dtype::kFloat32, f.data(), f.size(), p).status.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(threshold_encode(Dtype::kFloat32, f.data(), f.size(), p).status.code(),
+            Status::Code::kInvalidArgument);
   EXPECT_EQ(threshold_encode(Dtype::kBytes, f.data(), f.size(), params(0.1)).status.code(),
             Status::Code::kInvalidArgument);
-  EXPECT_EQ(threshold_encode(Dtype::kFloat32, f.data(), f.size(), params(0.1, Dtype::kBytes)).status.code(),
+  EXPECT_EQ(threshold_encode(Dtype::kFloat32, f.data(), f.size(), params(0.1, Dtype::kBytes))
+                .status.code(),
             Status::Code::kInvalidArgument);
-  EXPECT_EQ(threshold_encode(Dtype::kFloat32, nullptr, 5, params(0.1)).status.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(threshold_encode(Dtype::kFloat32, nullptr, 5, params(0.1)).status.code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(Threshold, BodyCodecRefusesToExpand) {

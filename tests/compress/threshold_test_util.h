@@ -40,9 +40,10 @@ inline constexpr uint8_t kGuardByte = 0xA5;
 
 // Decodes into the middle of a guarded buffer pre-filled with kGuardByte. Checks the guards,
 // and on failure that nothing at all was written. Returns the decoded bytes.
-inline std::vector<uint8_t> decode_guarded(std::span<const uint8_t> body, Dtype dt, uint64_t n, Status* status,
-                                           Status (*decode)(std::span<const uint8_t>, Dtype, uint64_t,
-                                                            std::span<uint8_t>) = threshold_decode_body) {
+inline std::vector<uint8_t> decode_guarded(
+    std::span<const uint8_t> body, Dtype dt, uint64_t n, Status* status,
+    Status (*decode)(std::span<const uint8_t>, Dtype, uint64_t,
+                     std::span<uint8_t>) = threshold_decode_body) {
   const std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(dt);
   std::vector<uint8_t> buf(bytes + 2 * kGuard, kGuardByte);
   *status = decode(body, dt, n, std::span<uint8_t>(buf.data() + kGuard, bytes));
@@ -58,7 +59,8 @@ inline std::vector<uint8_t> decode_guarded(std::span<const uint8_t> body, Dtype 
       }
     }
   }
-  return {buf.begin() + static_cast<std::ptrdiff_t>(kGuard), buf.begin() + static_cast<std::ptrdiff_t>(kGuard + bytes)};
+  return {buf.begin() + static_cast<std::ptrdiff_t>(kGuard),
+          buf.begin() + static_cast<std::ptrdiff_t>(kGuard + bytes)};
 }
 
 }  // namespace squeeze::compress::testutil

@@ -24,7 +24,8 @@ void decode(const uint8_t* data, std::size_t size) {
   count &= (1u << 16) - 1;
   const std::size_t bytes = count * dtype_size(d);
   std::vector<uint8_t> buf(bytes + 64, 0x3C);
-  Status st = kCastBody.decode(std::span(data + 6, size - 6), d, count, std::span(buf.data() + 32, bytes));
+  Status st =
+      kCastBody.decode(std::span(data + 6, size - 6), d, count, std::span(buf.data() + 32, bytes));
   for (std::size_t i = 0; i < 32; ++i) {
     if (buf[i] != 0x3C || buf[32 + bytes + i] != 0x3C) std::abort();
   }
@@ -42,12 +43,14 @@ void round_trip(const uint8_t* data, std::size_t size) {
   std::size_t written = 0;
   if (!kCastBody.encode(req, body, &written).ok()) std::abort();
   std::vector<uint8_t> out(4 * n);
-  if (!kCastBody.decode(std::span(body.data(), written), Dtype::kFloat32, n, out).ok()) std::abort();
+  if (!kCastBody.decode(std::span(body.data(), written), Dtype::kFloat32, n, out).ok())
+    std::abort();
   for (std::size_t i = 0; i < n; ++i) {
     float x, y;
     std::memcpy(&x, data + 2 + 4 * i, 4);
     std::memcpy(&y, out.data() + 4 * i, 4);
-    const float want = cp.cast.to == Dtype::kBfloat16 ? bf16_to_f32(f32_to_bf16(x)) : f16_to_f32(f32_to_f16(x));
+    const float want =
+        cp.cast.to == Dtype::kBfloat16 ? bf16_to_f32(f32_to_bf16(x)) : f16_to_f32(f32_to_f16(x));
     if (std::isnan(want) ? !std::isnan(y) : f32_bits(want) != f32_bits(y)) std::abort();
   }
 }

@@ -22,7 +22,8 @@ constexpr uint64_t kMaxDecode = 64u << 20;
 
 void fix_checksums(std::vector<uint8_t>& f) {
   if (f.size() < kFrameHeaderBytes) return;
-  if (f[7] & 1) store_le32(f.data() + 32, crc32c(f.data() + kFrameHeaderBytes, f.size() - kFrameHeaderBytes));
+  if (f[7] & 1)
+    store_le32(f.data() + 32, crc32c(f.data() + kFrameHeaderBytes, f.size() - kFrameHeaderBytes));
   store_le32(f.data() + 36, crc32c(f.data(), 36));
 }
 
@@ -31,10 +32,12 @@ void decode_guarded(const std::vector<uint8_t>& frame, std::size_t cap) {
   std::size_t written = 0;
   Status st = decode_frame(frame, std::span(buf.data() + kGuard, cap), &written);
   for (std::size_t i = 0; i < kGuard; ++i) {
-    if (buf[i] != kPattern || buf[kGuard + cap + i] != kPattern) std::abort();  // wrote out of bounds
+    if (buf[i] != kPattern || buf[kGuard + cap + i] != kPattern)
+      std::abort();  // wrote out of bounds
   }
   if (st.ok() && written > cap) std::abort();
-  if (!st.ok() && (written != 0 || st.message().empty())) std::abort();  // errors must explain themselves
+  if (!st.ok() && (written != 0 || st.message().empty()))
+    std::abort();  // errors must explain themselves
 }
 
 }  // namespace
@@ -51,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (info.frame_bytes != kFrameHeaderBytes + info.body_bytes) std::abort();
   if (info.original_bytes > kMaxDecode) return 0;
   decode_guarded(frame, static_cast<std::size_t>(info.original_bytes));
-  if (info.original_bytes > 0) decode_guarded(frame, static_cast<std::size_t>(info.original_bytes) - 1);  // too small
+  if (info.original_bytes > 0)
+    decode_guarded(frame, static_cast<std::size_t>(info.original_bytes) - 1);  // too small
   return 0;
 }

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size != kConnInfoBytes) __builtin_trap();
     uint8_t back[kConnInfoBytes];
     encode_conn_info(c, back);
-    if (std::memcmp(back, data, kConnInfoBytes) != 0) __builtin_trap();  // accepted bytes it does not understand
+    if (std::memcmp(back, data, kConnInfoBytes) != 0)
+      __builtin_trap();  // accepted bytes it does not understand
     if (c.nqps < 1 || c.nqps > kMaxQpsPerConn) __builtin_trap();
     // The listener's first gate passes info for the nonce it carries, and for no other.
     if (!conn_info_is_for(info.data(), c.nonce) || conn_info_is_for(info.data(), ~c.nonce))

@@ -24,10 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size > kCtsBytes && data[kCtsBytes] & 1) ++seq;
     Cts c;
     if (parse_cts(cts, seq, &c).empty()) {
-      if (c.n < 1 || c.n > kMaxRecvs || c.rslot < 0 || c.rslot >= kMaxRequests || c.seq != seq) __builtin_trap();
+      if (c.n < 1 || c.n > kMaxRecvs || c.rslot < 0 || c.rslot >= kMaxRequests || c.seq != seq)
+        __builtin_trap();
       for (int i = 0; i < c.n; ++i) {
         const CtsItem& it = c.items[i];
-        if (it.capacity > UINT64_MAX - it.addr || it.staging_capacity > UINT64_MAX - it.staging_addr) __builtin_trap();
+        if (it.capacity > UINT64_MAX - it.addr ||
+            it.staging_capacity > UINT64_MAX - it.staging_addr)
+          __builtin_trap();
       }
       uint8_t back[kCtsBytes];
       encode_cts(c, back);
@@ -38,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(rec, data, size < kRecordBytes ? size : kRecordBytes);
     RecordExpect want;
     uint8_t tail[24] = {};
-    if (size > kRecordBytes) std::memcpy(tail, data + kRecordBytes, size - kRecordBytes < 24 ? size - kRecordBytes : 24);
+    if (size > kRecordBytes)
+      std::memcpy(tail, data + kRecordBytes, size - kRecordBytes < 24 ? size - kRecordBytes : 24);
     want.item = tail[0] % kMaxRecvs;
     want.parts = 1 + tail[1] % 8;
     std::memcpy(&want.seq, tail + 2, 4);
@@ -52,14 +56,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (parse_record(rec, want, &h).empty()) {
       if (h.tag != want.tag || h.original_bytes > want.capacity) __builtin_trap();
       if (h.kind == PayloadKind::kRaw && h.payload_bytes != h.original_bytes) __builtin_trap();
-      if (h.kind == PayloadKind::kFrame && h.payload_bytes > want.staging_capacity) __builtin_trap();
+      if (h.kind == PayloadKind::kFrame && h.payload_bytes > want.staging_capacity)
+        __builtin_trap();
     }
   } else {
     uint32_t v = 0;
     std::memcpy(&v, data, size < 4 ? size : 4);
     Imm m;
     if (decode_imm(v, &m).empty() && m.kind == ImmKind::kData &&
-        (m.rslot < 0 || m.rslot >= kMaxRequests || m.item < 0 || m.item >= kMaxRecvs || m.parts < 1 || m.parts > 8))
+        (m.rslot < 0 || m.rslot >= kMaxRequests || m.item < 0 || m.item >= kMaxRecvs ||
+         m.parts < 1 || m.parts > 8))
       __builtin_trap();
   }
   return 0;

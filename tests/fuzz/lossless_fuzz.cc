@@ -25,10 +25,12 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-std::vector<uint8_t> guarded_decode(std::span<const uint8_t> body, Dtype dt, uint64_t count, bool* ok) {
+std::vector<uint8_t> guarded_decode(std::span<const uint8_t> body, Dtype dt, uint64_t count,
+                                    bool* ok) {
   const std::size_t bytes = static_cast<std::size_t>(count) * dtype_size(dt);
   std::vector<uint8_t> buf(bytes + 2 * kGuard, kFill);
-  const Status s = lossless_decode_body(body, dt, count, std::span<uint8_t>(buf.data() + kGuard, bytes));
+  const Status s =
+      lossless_decode_body(body, dt, count, std::span<uint8_t>(buf.data() + kGuard, bytes));
   *ok = s.ok();
   for (std::size_t i = 0; i < buf.size(); ++i) {
     const bool inside = i >= kGuard && i < kGuard + bytes;
@@ -52,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::size_t written = 0;
     check(lossless_encode_body(req, body, &written).ok() && written <= body.size());
     bool ok = false;
-    const std::vector<uint8_t> out = guarded_decode(std::span<const uint8_t>(body.data(), written), dt, n, &ok);
+    const std::vector<uint8_t> out =
+        guarded_decode(std::span<const uint8_t>(body.data(), written), dt, n, &ok);
     check(ok && (out.empty() || std::memcmp(out.data(), rest.data(), out.size()) == 0));
     return 0;
   }

@@ -44,7 +44,8 @@ void exercise(const Policy& p) {
           if (m.proto != Proto::kSimple) check(x.is_raw());  // LL/LL128/unknown: always raw
           if (x.lossy) {
             check(lossy_capable(x.dtype));
-            check(m.dtype == DataType::kUnknown || m.dtype == x.dtype);  // assume_dtype never overrides
+            check(m.dtype == DataType::kUnknown ||
+                  m.dtype == x.dtype);  // assume_dtype never overrides
           }
           if (!x.is_raw() && !x.lossy) check(!squeeze::compress::is_lossy(x.params->codec));
           (void)describe_decision(p, x);

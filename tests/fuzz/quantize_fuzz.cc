@@ -27,7 +27,8 @@ void decode(const uint8_t* data, std::size_t size) {
   count &= (1u << 16) - 1;
   const std::size_t bytes = count * dtype_size(d);
   std::vector<uint8_t> buf(bytes + 64, 0xC3);
-  Status st = quantize_body_decode(std::span(data + 6, size - 6), d, count, std::span(buf.data() + 32, bytes));
+  Status st = quantize_body_decode(std::span(data + 6, size - 6), d, count,
+                                   std::span(buf.data() + 32, bytes));
   for (std::size_t i = 0; i < 32; ++i) {
     if (buf[i] != 0xC3 || buf[32 + bytes + i] != 0xC3) std::abort();
   }
@@ -41,7 +42,8 @@ void round_trip(const uint8_t* data, std::size_t size) {
   cp.codec = CodecId::kQuantize;
   QuantizeParams& q = cp.quantize;
   q.mode = static_cast<BoundMode>(data[2] % 3);
-  q.error_bound = q.mode == BoundMode::kAbs ? std::ldexp(1.0, 8 - data[3] % 40) : std::pow(10.0, -(data[3] % 7));
+  q.error_bound = q.mode == BoundMode::kAbs ? std::ldexp(1.0, 8 - data[3] % 40)
+                                            : std::pow(10.0, -(data[3] % 7));
   q.row_length = data[4] % 17;
   q.dedupe_rows = (data[5] & 1) && q.row_length > 0;
   if (q.mode == BoundMode::kRelRow && q.row_length == 0) q.row_length = 1;

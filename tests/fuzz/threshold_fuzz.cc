@@ -26,10 +26,12 @@ void check(bool ok) {
 }
 
 // Decodes into a guarded buffer; returns the decoded bytes (empty on failure).
-std::vector<uint8_t> guarded_decode(std::span<const uint8_t> body, Dtype dt, uint64_t count, bool* ok) {
+std::vector<uint8_t> guarded_decode(std::span<const uint8_t> body, Dtype dt, uint64_t count,
+                                    bool* ok) {
   const std::size_t bytes = static_cast<std::size_t>(count) * dtype_size(dt);
   std::vector<uint8_t> buf(bytes + 2 * kGuard, kFill);
-  const Status s = threshold_decode_body(body, dt, count, std::span<uint8_t>(buf.data() + kGuard, bytes));
+  const Status s =
+      threshold_decode_body(body, dt, count, std::span<uint8_t>(buf.data() + kGuard, bytes));
   *ok = s.ok();
   for (std::size_t i = 0; i < buf.size(); ++i) {
     const bool inside = i >= kGuard && i < kGuard + bytes;
@@ -57,10 +59,11 @@ void round_trip(Dtype dt, const uint8_t* meta, std::span<const uint8_t> data) {
     const Status s = threshold_encode_body(req, body, &written, true);
     check(s.ok() && written <= body.size());
     bool ok = false;
-    const std::vector<uint8_t> out = guarded_decode(std::span<const uint8_t>(body.data(), written), dt, n, &ok);
+    const std::vector<uint8_t> out =
+        guarded_decode(std::span<const uint8_t>(body.data(), written), dt, n, &ok);
     check(ok);
     if (cp.threshold.error_feedback) continue;  // kept values are x + r, not x
-    for (uint64_t i = 0; i < n; ++i) {  // every element is either itself or +0
+    for (uint64_t i = 0; i < n; ++i) {          // every element is either itself or +0
       const bool same = std::memcmp(&out[i * w], &data[i * w], w) == 0;
       uint32_t bits = 0;
       std::memcpy(&bits, &out[i * w], w);

@@ -19,12 +19,16 @@ using testdata::Dist;
 
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(std::size_t n) : n_(n) { EXPECT_EQ(cudaMalloc(&p_, n ? n : 1), cudaSuccess); }
+  explicit DeviceBuffer(std::size_t n) : n_(n) {
+    EXPECT_EQ(cudaMalloc(&p_, n ? n : 1), cudaSuccess);
+  }
   ~DeviceBuffer() { cudaFree(p_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   uint8_t* get() { return static_cast<uint8_t*>(p_); }
-  void upload(const void* src, std::size_t n) { ASSERT_EQ(cudaMemcpy(p_, src, n, cudaMemcpyHostToDevice), cudaSuccess); }
+  void upload(const void* src, std::size_t n) {
+    ASSERT_EQ(cudaMemcpy(p_, src, n, cudaMemcpyHostToDevice), cudaSuccess);
+  }
   std::vector<uint8_t> download(std::size_t n) {
     std::vector<uint8_t> out(n);
     EXPECT_EQ(cudaMemcpy(out.data(), p_, n, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -48,7 +52,8 @@ class Gpu : public ::testing::Test {
   }
 
   // Encodes on the GPU; returns the frame bytes.
-  std::vector<uint8_t> gpu_encode(Dtype d, const std::vector<uint8_t>& in, uint64_t count, const CodecParams& p) {
+  std::vector<uint8_t> gpu_encode(Dtype d, const std::vector<uint8_t>& in, uint64_t count,
+                                  const CodecParams& p) {
     DeviceBuffer src(in.size()), dst(kFrameHeaderBytes + in.size());
     src.upload(in.data(), in.size());
     gpu::EncodeChunk c{d, src.get(), count, &p, dst.get(), kFrameHeaderBytes + in.size()};
@@ -83,7 +88,9 @@ class Gpu : public ::testing::Test {
     if (st.ok()) {
       out->assign(all.begin() + guard, all.begin() + guard + static_cast<std::ptrdiff_t>(r.bytes));
     } else {  // nothing written
-      EXPECT_TRUE(std::equal(all.begin() + guard, all.begin() + guard + static_cast<std::ptrdiff_t>(cap), pattern.begin()));
+      EXPECT_TRUE(std::equal(all.begin() + guard,
+                             all.begin() + guard + static_cast<std::ptrdiff_t>(cap),
+                             pattern.begin()));
     }
     return st;
   }
@@ -92,7 +99,8 @@ class Gpu : public ::testing::Test {
   cudaStream_t stream_ = nullptr;
 };
 
-std::vector<uint8_t> cpu_encode(Dtype d, const std::vector<uint8_t>& in, uint64_t count, const CodecParams& p) {
+std::vector<uint8_t> cpu_encode(Dtype d, const std::vector<uint8_t>& in, uint64_t count,
+                                const CodecParams& p) {
   EncodeRequest req{d, in.data(), count, &p, nullptr};
   std::vector<uint8_t> frame(max_frame_bytes(req));
   std::size_t n = 0;
@@ -138,13 +146,17 @@ TEST_F(Gpu, FramesAreByteIdenticalToCpuFramesAndDecodeBothWays) {
     for (Dist dist : testdata::all_dists()) {
       for (std::size_t n : {0u, 1u, 63u, 64u, 65u, 1000u, 4097u, 100003u}) {
         auto v = testdata::make_floats(dist, n, n + 3);
-        for (std::size_t i = 16; i + 16 <= n; i += 48) std::copy(v.begin(), v.begin() + 16, v.begin() + i);  // repeats
+        for (std::size_t i = 16; i + 16 <= n; i += 48)
+          std::copy(v.begin(), v.begin() + 16, v.begin() + i);  // repeats
         const auto in = testdata::to_dtype(v, d);
         for (const CodecParams& p : all_params(16)) {
           if (p.codec == CodecId::kCast && d != Dtype::kFloat32) continue;
-          if (p.codec == CodecId::kThreshold && p.threshold.value_dtype == Dtype::kBfloat16 && d != Dtype::kFloat32) continue;
-          SCOPED_TRACE(std::string(dtype_name(d)) + " " + testdata::dist_name(dist) + " n=" + std::to_string(n) + " " +
-                       codec_name(p.codec) + " mode " + std::to_string(static_cast<int>(p.quantize.mode)));
+          if (p.codec == CodecId::kThreshold && p.threshold.value_dtype == Dtype::kBfloat16 &&
+              d != Dtype::kFloat32)
+            continue;
+          SCOPED_TRACE(std::string(dtype_name(d)) + " " + testdata::dist_name(dist) +
+                       " n=" + std::to_string(n) + " " + codec_name(p.codec) + " mode " +
+                       std::to_string(static_cast<int>(p.quantize.mode)));
           const auto cpu = cpu_encode(d, in, n, p);
           const auto gpu = gpu_encode(d, in, n, p);
           ASSERT_EQ(gpu, cpu);
@@ -161,28 +173,33 @@ TEST_F(Gpu, FramesAreByteIdenticalToCpuFramesAndDecodeBothWays) {
 }
 
 TEST_F(Gpu, ThresholdAndLosslessFramesNeedTheHostHeader) {
-  const auto in = testdata::to_dtype(testdata::make_floats(Dist::kSparse, 3000, 8), Dtype::kFloat32);
+  const auto in =
+      testdata::to_dtype(testdata::make_floats(Dist::kSparse, 3000, 8), Dtype::kFloat32);
   CodecParams p;
   p.codec = CodecId::kLossless;
   const auto frame = cpu_encode(Dtype::kFloat32, in, 3000, p);
   std::vector<uint8_t> out;
-  EXPECT_EQ(gpu_decode(frame, in.size(), &out, /*host_header=*/false).code(), Status::Code::kUnsupported);
+  EXPECT_EQ(gpu_decode(frame, in.size(), &out, /*host_header=*/false).code(),
+            Status::Code::kUnsupported);
   ASSERT_TRUE(gpu_decode(frame, in.size(), &out).ok());
   EXPECT_EQ(out, in);
 }
 
 TEST_F(Gpu, BatchesOfChunksEncodeIndependently) {
-  const auto a = testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 5000, 1), Dtype::kFloat32);
+  const auto a =
+      testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 5000, 1), Dtype::kFloat32);
   const auto b = testdata::to_dtype(testdata::make_floats(Dist::kSparse, 7000, 2), Dtype::kFloat32);
   CodecParams pa, pb;
   pa.codec = CodecId::kQuantize;
   pb.codec = CodecId::kCast;
   pb.checksum = true;
-  DeviceBuffer sa(a.size()), sb(b.size()), da(a.size() + kFrameHeaderBytes), db(b.size() + kFrameHeaderBytes);
+  DeviceBuffer sa(a.size()), sb(b.size()), da(a.size() + kFrameHeaderBytes),
+      db(b.size() + kFrameHeaderBytes);
   sa.upload(a.data(), a.size());
   sb.upload(b.data(), b.size());
-  const gpu::EncodeChunk chunks[] = {{Dtype::kFloat32, sa.get(), 5000, &pa, da.get(), a.size() + kFrameHeaderBytes},
-                                     {Dtype::kFloat32, sb.get(), 7000, &pb, db.get(), b.size() + kFrameHeaderBytes}};
+  const gpu::EncodeChunk chunks[] = {
+      {Dtype::kFloat32, sa.get(), 5000, &pa, da.get(), a.size() + kFrameHeaderBytes},
+      {Dtype::kFloat32, sb.get(), 7000, &pb, db.get(), b.size() + kFrameHeaderBytes}};
   gpu::ChunkResult r[2];
   ASSERT_TRUE(codec_.encode(chunks, stream_, r).ok());
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
@@ -201,8 +218,9 @@ TEST_F(Gpu, ABatchOf512ChunksOfMixedCodecsAndSizesMatchesTheCpu) {
   std::size_t in_total = 0, out_total = 0;
   for (std::size_t i = 0; i < kChunks; ++i) {
     count[i] = (kChunkBytes - (i % 7) * 4 * 37) / 4;  // a few odd sizes
-    in[i] = testdata::to_dtype(testdata::make_floats(i % 2 ? Dist::kSparse : Dist::kGaussian, count[i], i),
-                               Dtype::kFloat32);
+    in[i] = testdata::to_dtype(
+        testdata::make_floats(i % 2 ? Dist::kSparse : Dist::kGaussian, count[i], i),
+        Dtype::kFloat32);
     cpu[i] = cpu_encode(Dtype::kFloat32, in[i], count[i], params[i % params.size()]);
     in_total += in[i].size();
     out_total += kFrameHeaderBytes + in[i].size();
@@ -210,12 +228,15 @@ TEST_F(Gpu, ABatchOf512ChunksOfMixedCodecsAndSizesMatchesTheCpu) {
   DeviceBuffer src(in_total), dst(out_total), back(in_total);
   std::vector<gpu::EncodeChunk> enc(kChunks);
   std::vector<std::size_t> in_off(kChunks), out_off(kChunks);
-  for (std::size_t i = 0, a = 0, b = 0; i < kChunks; a += in[i].size(), b += kFrameHeaderBytes + in[i].size(), ++i) {
+  for (std::size_t i = 0, a = 0, b = 0; i < kChunks;
+       a += in[i].size(), b += kFrameHeaderBytes + in[i].size(), ++i) {
     in_off[i] = a;
     out_off[i] = b;
-    ASSERT_EQ(cudaMemcpy(src.get() + a, in[i].data(), in[i].size(), cudaMemcpyHostToDevice), cudaSuccess);
-    enc[i] = {Dtype::kFloat32, src.get() + a, count[i], &params[i % params.size()], dst.get() + b,
-              kFrameHeaderBytes + in[i].size()};
+    ASSERT_EQ(cudaMemcpy(src.get() + a, in[i].data(), in[i].size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    enc[i] = {Dtype::kFloat32, src.get() + a,
+              count[i],        &params[i % params.size()],
+              dst.get() + b,   kFrameHeaderBytes + in[i].size()};
   }
   std::vector<gpu::ChunkResult> r(kChunks);
   const Status st = codec_.encode(enc, stream_, r.data());
@@ -225,11 +246,13 @@ TEST_F(Gpu, ABatchOf512ChunksOfMixedCodecsAndSizesMatchesTheCpu) {
   std::vector<gpu::DecodeChunk> dec(kChunks);
   for (std::size_t i = 0; i < kChunks; ++i) {
     ASSERT_TRUE(gpu::result_status(r[i]).ok()) << i << ": " << gpu::result_status(r[i]).message();
-    ASSERT_EQ(std::vector<uint8_t>(frames.begin() + static_cast<std::ptrdiff_t>(out_off[i]),
-                                   frames.begin() + static_cast<std::ptrdiff_t>(out_off[i] + r[i].bytes)),
-              cpu[i])
+    ASSERT_EQ(
+        std::vector<uint8_t>(frames.begin() + static_cast<std::ptrdiff_t>(out_off[i]),
+                             frames.begin() + static_cast<std::ptrdiff_t>(out_off[i] + r[i].bytes)),
+        cpu[i])
         << "chunk " << i;
-    dec[i] = {dst.get() + out_off[i], r[i].bytes, back.get() + in_off[i], in[i].size(), cpu[i].data()};
+    dec[i] = {dst.get() + out_off[i], r[i].bytes, back.get() + in_off[i], in[i].size(),
+              cpu[i].data()};
   }
   ASSERT_TRUE(codec_.decode(dec, stream_, r.data()).ok());
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
@@ -247,7 +270,8 @@ TEST_F(Gpu, ABatchOf512ChunksOfMixedCodecsAndSizesMatchesTheCpu) {
 }
 
 TEST_F(Gpu, MalformedFramesAreRejectedWithoutWriting) {
-  const auto in = testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 300, 5), Dtype::kFloat32);
+  const auto in =
+      testdata::to_dtype(testdata::make_floats(Dist::kGaussian, 300, 5), Dtype::kFloat32);
   CodecParams p;
   p.codec = CodecId::kQuantize;
   p.quantize.row_length = 10;
@@ -255,7 +279,8 @@ TEST_F(Gpu, MalformedFramesAreRejectedWithoutWriting) {
   const auto frame = cpu_encode(Dtype::kFloat32, in, 300, p);
   std::vector<uint8_t> out;
   for (std::size_t len = 0; len < frame.size(); len += 7) {
-    EXPECT_FALSE(gpu_decode(std::vector<uint8_t>(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(len)),
+    EXPECT_FALSE(gpu_decode(std::vector<uint8_t>(frame.begin(),
+                                                 frame.begin() + static_cast<std::ptrdiff_t>(len)),
                             in.size(), &out)
                      .ok())
         << len;
@@ -269,7 +294,8 @@ TEST_F(Gpu, MalformedFramesAreRejectedWithoutWriting) {
   std::mt19937 rng(3);
   for (int t = 0; t < 300; ++t) {  // random body damage: either rejected or decoded within bounds
     auto f = frame;
-    f[kFrameHeaderBytes + static_cast<std::size_t>(rng()) % (f.size() - kFrameHeaderBytes)] = static_cast<uint8_t>(rng());
+    f[kFrameHeaderBytes + static_cast<std::size_t>(rng()) % (f.size() - kFrameHeaderBytes)] =
+        static_cast<uint8_t>(rng());
     std::vector<uint8_t> ref(in.size());
     std::size_t written = 0;
     const bool cpu_ok = decode_frame(f, ref, &written).ok();

@@ -52,7 +52,8 @@ class PluginGpuStagingCodecs : public PluginGpuStaging {
   // Sends `data` (one message each) from a GPU or host buffer to a GPU or host buffer under
   // collective op `op`; returns what arrived, message by message.
   std::vector<std::vector<uint8_t>> transfer(bool gpu_send, bool gpu_recv, uint32_t op,
-                                             const std::vector<std::vector<uint8_t>>& data, std::size_t extra = 4096) {
+                                             const std::vector<std::vector<uint8_t>>& data,
+                                             std::size_t extra = 4096) {
     std::vector<std::size_t> sizes;
     for (const auto& d : data) sizes.push_back(d.size());
     std::size_t sbytes = 0, rbytes = 0;
@@ -69,18 +70,20 @@ class PluginGpuStagingCodecs : public PluginGpuStaging {
     const std::vector<uint8_t> all = rbuf.download();
     std::vector<std::vector<uint8_t>> out;
     for (std::size_t m = 0; m < msgs.size(); ++m) {
-      EXPECT_EQ(static_cast<std::size_t>(got[m]), sizes[m]) << "message " << m << ": test() must report the size sent";
+      EXPECT_EQ(static_cast<std::size_t>(got[m]), sizes[m])
+          << "message " << m << ": test() must report the size sent";
       out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(msgs[m].recv_off),
                        all.begin() + static_cast<std::ptrdiff_t>(msgs[m].recv_off + sizes[m]));
       for (std::size_t i = sizes[m]; i < msgs[m].cap; ++i)
-        if (all[msgs[m].recv_off + i] != 0xee) ADD_FAILURE() << "message " << m << " wrote past its size at " << i;
+        if (all[msgs[m].recv_off + i] != 0xee)
+          ADD_FAILURE() << "message " << m << " wrote past its size at " << i;
     }
     return out;
   }
 
   // Largest |x - x'| over the messages, and whether any element changed.
-  static double max_error(const std::vector<std::vector<float>>& sent, const std::vector<std::vector<uint8_t>>& got,
-                          bool* changed) {
+  static double max_error(const std::vector<std::vector<float>>& sent,
+                          const std::vector<std::vector<uint8_t>>& got, bool* changed) {
     double worst = 0;
     *changed = false;
     for (std::size_t m = 0; m < sent.size(); ++m) {
@@ -99,16 +102,22 @@ class PluginGpuStagingCodecs : public PluginGpuStaging {
   void expect_coded(const char* rule, const char* coll, const char* codec, uint64_t messages) {
     const nlohmann::json after = stats_after();
     SCOPED_TRACE(after.dump());
-    EXPECT_EQ(rule_count(after, rule, coll, "messages") - rule_count(before_, rule, coll, "messages"), messages);
-    EXPECT_EQ(rule_count(after, rule, coll, "", "failed"), rule_count(before_, rule, coll, "", "failed"));
-    EXPECT_EQ(rule_count(after, rule, coll, "", "not_worth_it"), rule_count(before_, rule, coll, "", "not_worth_it"));
+    EXPECT_EQ(
+        rule_count(after, rule, coll, "messages") - rule_count(before_, rule, coll, "messages"),
+        messages);
+    EXPECT_EQ(rule_count(after, rule, coll, "", "failed"),
+              rule_count(before_, rule, coll, "", "failed"));
+    EXPECT_EQ(rule_count(after, rule, coll, "", "not_worth_it"),
+              rule_count(before_, rule, coll, "", "not_worth_it"));
     EXPECT_EQ(decode_count(after, codec, coll) - decode_count(before_, codec, coll), messages);
-    EXPECT_LT(rule_count(after, rule, coll, "bytes_out") - rule_count(before_, rule, coll, "bytes_out"),
-              rule_count(after, rule, coll, "bytes_in") - rule_count(before_, rule, coll, "bytes_in"));
+    EXPECT_LT(
+        rule_count(after, rule, coll, "bytes_out") - rule_count(before_, rule, coll, "bytes_out"),
+        rule_count(after, rule, coll, "bytes_in") - rule_count(before_, rule, coll, "bytes_in"));
   }
 
   void quantized(bool gpu_send, bool gpu_recv) {
-    const std::vector<std::vector<float>> sent = {floats(262144, 1), floats(262144, 2), floats(1000, 3), floats(65537, 4)};
+    const std::vector<std::vector<float>> sent = {floats(262144, 1), floats(262144, 2),
+                                                  floats(1000, 3), floats(65537, 4)};
     std::vector<std::vector<uint8_t>> data;
     for (const auto& s : sent) data.push_back(as_bytes(s));
     const auto got = transfer(gpu_send, gpu_recv, kOpAllToAll, data);
@@ -120,10 +129,12 @@ class PluginGpuStagingCodecs : public PluginGpuStaging {
 
   void lossless(bool gpu_send, bool gpu_recv) {
     // Mostly zero floats, bytes whose size is no multiple of 4, and incompressible bytes.
-    const std::vector<std::vector<uint8_t>> data = {as_bytes(floats(262144, 5, 0.9)), as_bytes(floats(16385, 6, 0.95)),
-                                                    std::vector<uint8_t>(12345, 0), random_bytes(5000, 7)};
+    const std::vector<std::vector<uint8_t>> data = {
+        as_bytes(floats(262144, 5, 0.9)), as_bytes(floats(16385, 6, 0.95)),
+        std::vector<uint8_t>(12345, 0), random_bytes(5000, 7)};
     const auto got = transfer(gpu_send, gpu_recv, kOpSend, data);
-    for (std::size_t m = 0; m < data.size(); ++m) EXPECT_TRUE(got[m] == data[m]) << "message " << m << " not bit-exact";
+    for (std::size_t m = 0; m < data.size(); ++m)
+      EXPECT_TRUE(got[m] == data[m]) << "message " << m << " not bit-exact";
   }
 };
 
@@ -135,11 +146,16 @@ TEST_F(PluginGpuStagingCodecs, LosslessGpuToGpuIsBitExact) {
   lossless(true, true);
   const nlohmann::json after = stats_after();
   // The random bytes do not shrink and go raw (not worth it); the other three are frames.
-  EXPECT_EQ(rule_count(after, "ll", "send", "messages") - rule_count(before_, "ll", "send", "messages"), 3u);
-  EXPECT_EQ(rule_count(after, "ll", "send", "", "not_worth_it") - rule_count(before_, "ll", "send", "", "not_worth_it"),
+  EXPECT_EQ(
+      rule_count(after, "ll", "send", "messages") - rule_count(before_, "ll", "send", "messages"),
+      3u);
+  EXPECT_EQ(rule_count(after, "ll", "send", "", "not_worth_it") -
+                rule_count(before_, "ll", "send", "", "not_worth_it"),
             1u);
-  EXPECT_EQ(rule_count(after, "ll", "send", "", "failed"), rule_count(before_, "ll", "send", "", "failed"));
-  EXPECT_EQ(decode_count(after, "lossless", "send") - decode_count(before_, "lossless", "send"), 3u);
+  EXPECT_EQ(rule_count(after, "ll", "send", "", "failed"),
+            rule_count(before_, "ll", "send", "", "failed"));
+  EXPECT_EQ(decode_count(after, "lossless", "send") - decode_count(before_, "lossless", "send"),
+            3u);
 }
 TEST_F(PluginGpuStagingCodecs, LosslessHostSenderToGpuReceiver) { lossless(false, true); }
 TEST_F(PluginGpuStagingCodecs, LosslessGpuSenderToHostReceiver) { lossless(true, false); }
@@ -152,7 +168,8 @@ TEST_F(PluginGpuStagingCodecs, ThresholdGpuToGpuKeepsExactValuesOrZero) {
   std::memcpy(y.data(), got[0].data(), got[0].size());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {
-    ASSERT_TRUE(y[i] == sent[i] || y[i] == 0.0f) << "element " << i << ": " << y[i] << " for " << sent[i];
+    ASSERT_TRUE(y[i] == sent[i] || y[i] == 0.0f)
+        << "element " << i << ": " << y[i] << " for " << sent[i];
     kept += y[i] != 0.0f;
   }
   EXPECT_GT(kept, sent.size() / 8) << "the policy keeps 25 %";
@@ -166,7 +183,8 @@ TEST_F(PluginGpuStagingCodecs, StoredFrameLargerThanTheReceiveIsDecodedOnTheHost
   // which decodes it on the CPU into the mirror and copies the bytes to the GPU.
   const std::vector<std::vector<uint8_t>> data = {random_bytes(100003, 9), random_bytes(70001, 10)};
   const auto got = transfer(false, true, kOpSend, data, 0);
-  for (std::size_t m = 0; m < data.size(); ++m) EXPECT_TRUE(got[m] == data[m]) << "message " << m << " not bit-exact";
+  for (std::size_t m = 0; m < data.size(); ++m)
+    EXPECT_TRUE(got[m] == data[m]) << "message " << m << " not bit-exact";
 }
 
 TEST_F(PluginGpuStagingCodecs, HostMemoryRegisteredAsCudaIsRefused) {

@@ -23,11 +23,14 @@ inline constexpr const char* kPolicy = R"({"version": 1, "tuner": false, "rules"
    "codec": "threshold", "keep": 0.25}],
   "default": {"codec": "raw"}})";
 
-inline std::string temp_path(const char* what) { return "/tmp/squeeze-gpu-staging-" + std::to_string(getpid()) + what; }
+inline std::string temp_path(const char* what) {
+  return "/tmp/squeeze-gpu-staging-" + std::to_string(getpid()) + what;
+}
 
 inline std::vector<uint8_t> bytes_pattern(std::size_t n, unsigned seed) {
   std::vector<uint8_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i * 131u + seed * 7u + (i >> 12)) ^ 0x5a);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>((i * 131u + seed * 7u + (i >> 12)) ^ 0x5a);
   return v;
 }
 
@@ -91,7 +94,8 @@ class PluginGpuStaging : public ::testing::Test {
       ASSERT_EQ(net_->getProperties(d, &p), 0);
       if (p.name != nullptr && std::string(p.name) == "lo") {
         dev_ = d;
-        ASSERT_TRUE(p.ptrSupport & kPtrCuda) << "GPU staging must declare NCCL_PTR_CUDA (ptrSupport " << p.ptrSupport << ")";
+        ASSERT_TRUE(p.ptrSupport & kPtrCuda)
+            << "GPU staging must declare NCCL_PTR_CUDA (ptrSupport " << p.ptrSupport << ")";
       }
     }
     ASSERT_GE(dev_, 0) << "no loopback device";
@@ -154,14 +158,16 @@ class PluginGpuStaging : public ::testing::Test {
 
   // Registers one region per side, as a point-to-point connection does (so its protocol is
   // known to be SIMPLE).
-  void register_regions(void* sbuf, std::size_t sbytes, int stype, void* rbuf, std::size_t rbytes, int rtype) {
+  void register_regions(void* sbuf, std::size_t sbytes, int stype, void* rbuf, std::size_t rbytes,
+                        int rtype) {
     ASSERT_EQ(net_->regMr(send_, sbuf, sbytes, stype, &smh_), 0);
     ASSERT_EQ(net_->regMr(recv_, rbuf, rbytes, rtype, &rmh_), 0);
   }
 
   // Moves msgs with up to 8 in flight each way, polling both ends; receives are tested in
   // posting order. *sizes: what test() reported for each receive.
-  ::testing::AssertionResult run(uint8_t* sbuf, uint8_t* rbuf, const std::vector<Msg>& msgs, std::vector<int>* sizes) {
+  ::testing::AssertionResult run(uint8_t* sbuf, uint8_t* rbuf, const std::vector<Msg>& msgs,
+                                 std::vector<int>* sizes) {
     const std::size_t n = msgs.size();
     std::vector<void*> sreq(n), rreq(n);
     std::size_t ns = 0, nr = 0, ds = 0, dr = 0;
@@ -180,7 +186,8 @@ class PluginGpuStaging : public ::testing::Test {
         ++nr;
       }
       while (ns < n && ns - ds < 8) {
-        if (int rc = net_->isend(send_, sbuf + msgs[ns].send_off, msgs[ns].size, msgs[ns].tag, smh_, nullptr, &sreq[ns]);
+        if (int rc = net_->isend(send_, sbuf + msgs[ns].send_off, msgs[ns].size, msgs[ns].tag, smh_,
+                                 nullptr, &sreq[ns]);
             rc != 0)
           return ::testing::AssertionFailure() << "isend " << ns << " returned " << rc;
         if (sreq[ns] == nullptr) break;
@@ -199,8 +206,8 @@ class PluginGpuStaging : public ::testing::Test {
         if (done) ++dr;
       }
       if (std::chrono::steady_clock::now() > deadline)
-        return ::testing::AssertionFailure() << "timed out: " << ds << "/" << n << " sends, " << dr << "/" << n
-                                             << " receives done";
+        return ::testing::AssertionFailure() << "timed out: " << ds << "/" << n << " sends, " << dr
+                                             << "/" << n << " receives done";
     }
     return ::testing::AssertionSuccess();
   }

@@ -34,7 +34,8 @@ inline std::vector<std::string>& plugin_log() {
   return lines;
 }
 
-inline void test_logger(int level, unsigned long, const char* file, int line, const char* fmt, ...) {
+inline void test_logger(int level, unsigned long, const char* file, int line, const char* fmt,
+                        ...) {
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -105,8 +106,8 @@ struct Msg {
 };
 
 // Lays messages of the given sizes out back to back in both regions; returns the region sizes.
-inline std::vector<Msg> layout(const std::vector<std::size_t>& sizes, std::size_t extra, std::size_t* send_bytes,
-                               std::size_t* recv_bytes) {
+inline std::vector<Msg> layout(const std::vector<std::size_t>& sizes, std::size_t extra,
+                               std::size_t* send_bytes, std::size_t* recv_bytes) {
   std::vector<Msg> msgs;
   std::size_t so = 0, ro = 0;
   for (std::size_t z : sizes) {
@@ -127,8 +128,9 @@ inline nlohmann::json read_stats(const std::string& path) {
 }
 
 // rules[name].collectives[coll][key], or raw_by_cause[cause] when cause is given; 0 if absent.
-inline uint64_t rule_count(const nlohmann::json& s, const std::string& rule, const std::string& coll,
-                           const std::string& key, const std::string& cause = {}) {
+inline uint64_t rule_count(const nlohmann::json& s, const std::string& rule,
+                           const std::string& coll, const std::string& key,
+                           const std::string& cause = {}) {
   if (!s.contains("rules")) return 0;
   for (const auto& r : s["rules"]) {
     if (r.value("name", "") != rule || !r["collectives"].contains(coll)) continue;
@@ -140,8 +142,10 @@ inline uint64_t rule_count(const nlohmann::json& s, const std::string& rule, con
 }
 
 // decode[codec][coll].messages; 0 if absent.
-inline uint64_t decode_count(const nlohmann::json& s, const std::string& codec, const std::string& coll) {
-  if (!s.contains("decode") || !s["decode"].contains(codec) || !s["decode"][codec].contains(coll)) return 0;
+inline uint64_t decode_count(const nlohmann::json& s, const std::string& codec,
+                             const std::string& coll) {
+  if (!s.contains("decode") || !s["decode"].contains(codec) || !s["decode"][codec].contains(coll))
+    return 0;
   return s["decode"][codec][coll].value("messages", uint64_t{0});
 }
 

@@ -17,9 +17,10 @@ namespace td = ::squeeze::testdata;
 
 class ThresholdGpu : public gpu_test::GpuBodies {
  protected:
-  void check(Dtype dt, const std::vector<uint8_t>& in, const ThresholdParams& p, const std::string& what) {
-    SCOPED_TRACE(what + " " + dtype_name(dt) + " n=" + std::to_string(in.size() / dtype_size(dt)) + " keep " +
-                 std::to_string(p.keep) + " values " + dtype_name(p.value_dtype));
+  void check(Dtype dt, const std::vector<uint8_t>& in, const ThresholdParams& p,
+             const std::string& what) {
+    SCOPED_TRACE(what + " " + dtype_name(dt) + " n=" + std::to_string(in.size() / dtype_size(dt)) +
+                 " keep " + std::to_string(p.keep) + " values " + dtype_name(p.value_dtype));
     const uint64_t n = in.size() / dtype_size(dt);
     CodecParams cp;
     cp.codec = CodecId::kThreshold;
@@ -32,8 +33,8 @@ class ThresholdGpu : public gpu_test::GpuBodies {
     ASSERT_TRUE(cs.ok()) << cs.message();
     cpu.resize(cpu_n);
     DeviceBytes src(in), dst(threshold_body_bound(req));
-    Status gs = gpu::enqueue_threshold_body_encode(dt, src.get(), n, p, nullptr, true, dst.get(), dst.size(),
-                                                   result_, stream_);
+    Status gs = gpu::enqueue_threshold_body_encode(dt, src.get(), n, p, nullptr, true, dst.get(),
+                                                   dst.size(), result_, stream_);
     ASSERT_TRUE(gs.ok()) << gs.message();
     const gpu::BodyResult r = wait_result();
     ASSERT_EQ(r.code, 0u);
@@ -46,17 +47,19 @@ class ThresholdGpu : public gpu_test::GpuBodies {
     EXPECT_EQ(dr.code, 0u);
   }
   // GPU decode into a buffer pre-filled with 0xA5; returns the count * width bytes.
-  std::vector<uint8_t> gpu_decode(const std::vector<uint8_t>& body, Dtype dt, uint64_t n, gpu::BodyResult* r,
-                                  bool expect_untouched_on_failure = true) {
+  std::vector<uint8_t> gpu_decode(const std::vector<uint8_t>& body, Dtype dt, uint64_t n,
+                                  gpu::BodyResult* r, bool expect_untouched_on_failure = true) {
     const std::size_t bytes = n * dtype_size(dt);
     DeviceBytes b(body), dst(bytes + 64, 0xA5);
-    const Status s = gpu::enqueue_threshold_body_decode(b.get(), body.size(), dt, n, dst.get(), bytes, result_, stream_);
+    const Status s = gpu::enqueue_threshold_body_decode(b.get(), body.size(), dt, n, dst.get(),
+                                                        bytes, result_, stream_);
     EXPECT_TRUE(s.ok()) << s.message();
     *r = wait_result();
     std::vector<uint8_t> out = dst.download(dst.size());
     for (std::size_t i = bytes; i < out.size(); ++i) EXPECT_EQ(out[i], 0xA5) << "wrote past dst";
     if (r->code != 0 && expect_untouched_on_failure) {
-      for (std::size_t i = 0; i < bytes; ++i) EXPECT_EQ(out[i], 0xA5) << "a rejected body wrote dst";
+      for (std::size_t i = 0; i < bytes; ++i)
+        EXPECT_EQ(out[i], 0xA5) << "a rejected body wrote dst";
     }
     out.resize(bytes);
     return out;
@@ -65,7 +68,8 @@ class ThresholdGpu : public gpu_test::GpuBodies {
 
 TEST_F(ThresholdGpu, MalformedBodiesAgreeWithTheCpuAndWriteNothing) {
   const std::size_t n = 30011;
-  const std::vector<uint8_t> in = td::to_dtype(td::make_floats(td::Dist::kGaussian, n, 10), Dtype::kFloat32);
+  const std::vector<uint8_t> in =
+      td::to_dtype(td::make_floats(td::Dist::kGaussian, n, 10), Dtype::kFloat32);
   for (double keep : {0.01, 0.5}) {
     CodecParams cp;
     cp.codec = CodecId::kThreshold;
@@ -101,8 +105,8 @@ TEST_F(ThresholdGpu, MalformedBodiesAgreeWithTheCpuAndWriteNothing) {
 TEST_F(ThresholdGpu, SameBytesAsTheCpu) {
   for (std::size_t n : {0ul, 1ul, 9ul, 1000ul, 65535ul, 65537ul, 1000003ul}) {
     for (Dtype dt : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16}) {
-      for (td::Dist d : {td::Dist::kGaussian, td::Dist::kHeavyTailed, td::Dist::kSparse, td::Dist::kSpecial,
-                         td::Dist::kZero, td::Dist::kDenormal}) {
+      for (td::Dist d : {td::Dist::kGaussian, td::Dist::kHeavyTailed, td::Dist::kSparse,
+                         td::Dist::kSpecial, td::Dist::kZero, td::Dist::kDenormal}) {
         for (double keep : {0.001, 0.01, 0.3, 1.0}) {
           for (Dtype vd : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16}) {
             ThresholdParams p;
@@ -118,13 +122,14 @@ TEST_F(ThresholdGpu, SameBytesAsTheCpu) {
 }
 
 TEST_F(ThresholdGpu, UsesTheGivenTau) {
-  const std::vector<uint8_t> in = td::to_dtype(td::make_floats(td::Dist::kGaussian, 50000, 8), Dtype::kFloat32);
+  const std::vector<uint8_t> in =
+      td::to_dtype(td::make_floats(td::Dist::kGaussian, 50000, 8), Dtype::kFloat32);
   ThresholdParams p;
   p.keep = 0.01;
   const float tau = 1.5f;
   DeviceBytes src(in), dst(in.size() + 1024);
-  ASSERT_TRUE(gpu::enqueue_threshold_body_encode(Dtype::kFloat32, src.get(), 50000, p, &tau, true, dst.get(),
-                                                 dst.size(), result_, stream_)
+  ASSERT_TRUE(gpu::enqueue_threshold_body_encode(Dtype::kFloat32, src.get(), 50000, p, &tau, true,
+                                                 dst.get(), dst.size(), result_, stream_)
                   .ok());
   const gpu::BodyResult r = wait_result();
   ASSERT_EQ(r.code, 0u);
@@ -138,15 +143,16 @@ TEST_F(ThresholdGpu, UsesTheGivenTau) {
 }
 
 TEST_F(ThresholdGpu, RefusesToExpandLikeTheCpu) {
-  const std::vector<uint8_t> in = td::to_dtype(td::make_floats(td::Dist::kGaussian, 4, 9), Dtype::kFloat32);
+  const std::vector<uint8_t> in =
+      td::to_dtype(td::make_floats(td::Dist::kGaussian, 4, 9), Dtype::kFloat32);
   ThresholdParams p;
   DeviceBytes src(in), dst(1024);
-  ASSERT_TRUE(gpu::enqueue_threshold_body_encode(Dtype::kFloat32, src.get(), 4, p, nullptr, false, dst.get(),
-                                                 dst.size(), result_, stream_)
+  ASSERT_TRUE(gpu::enqueue_threshold_body_encode(Dtype::kFloat32, src.get(), 4, p, nullptr, false,
+                                                 dst.get(), dst.size(), result_, stream_)
                   .ok());
   EXPECT_EQ(wait_result().code, static_cast<uint32_t>(Status::Code::kNoSpace));
-  EXPECT_EQ(gpu::enqueue_threshold_body_encode(Dtype::kBytes, src.get(), 4, p, nullptr, false, dst.get(), dst.size(),
-                                               result_, stream_)
+  EXPECT_EQ(gpu::enqueue_threshold_body_encode(Dtype::kBytes, src.get(), 4, p, nullptr, false,
+                                               dst.get(), dst.size(), result_, stream_)
                 .code(),
             Status::Code::kInvalidArgument);
 }

@@ -153,11 +153,12 @@ TEST(Params, BadNcclOrLauncherValuesAreWarningsAndSkipped) {
 
 // NCCL_IB_* variables Squeeze does not read are named at init (net.cc logs them).
 TEST(Params, UnreadNcclIbVariablesAreFound) {
-  const char* env[] = {"NCCL_IB_HCA=mlx5_0",        "NCCL_IB_PKEY=1", "NCCL_IB_TIMEOUT=22",
-                       "NCCL_IB_ADAPTIVE_ROUTING=0", "NCCL_IBEXT=1",  "PATH=/bin",
-                       "NCCL_IB_DISABLE",            nullptr};
-  EXPECT_EQ(unread_variables(env, "NCCL_IB_"),
-            (std::vector<std::string>{"NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_DISABLE", "NCCL_IB_PKEY"}));
+  const char* env[] = {
+      "NCCL_IB_HCA=mlx5_0", "NCCL_IB_PKEY=1", "NCCL_IB_TIMEOUT=22", "NCCL_IB_ADAPTIVE_ROUTING=0",
+      "NCCL_IBEXT=1",       "PATH=/bin",      "NCCL_IB_DISABLE",    nullptr};
+  EXPECT_EQ(
+      unread_variables(env, "NCCL_IB_"),
+      (std::vector<std::string>{"NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_DISABLE", "NCCL_IB_PKEY"}));
   EXPECT_TRUE(unread_variables(nullptr, "NCCL_IB_").empty());
 }
 

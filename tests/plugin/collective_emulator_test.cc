@@ -91,7 +91,8 @@ class CollectiveEmulator : public ::testing::Test {
   // squeeze-perf -n N sets LOCAL_WORLD_SIZE, and ranks sharing few cores then get no codec
   // thread: one each keeps the worker path tested on any machine (one test sets 0).
   void SetUp() override {
-    if (access(kTool.c_str(), X_OK) != 0) GTEST_SKIP() << kTool << " is not built (SQUEEZE_BUILD_PERF=OFF?)";
+    if (access(kTool.c_str(), X_OK) != 0)
+      GTEST_SKIP() << kTool << " is not built (SQUEEZE_BUILD_PERF=OFF?)";
     setenv("SQUEEZE_THREADS", "1", 1);
   }
   void TearDown() override { unsetenv("SQUEEZE_THREADS"); }
@@ -111,33 +112,47 @@ void expect_exact_rows(const std::vector<nlohmann::json>& rows, const std::strin
     EXPECT_GT(r["algbw_GBps"].get<double>(), 0.0);
     const double n = 3, factor = r["collective"] == "allreduce" ? 2 * (n - 1) / n : (n - 1) / n;
     EXPECT_NEAR(r["busbw_GBps"].get<double>(), r["algbw_GBps"].get<double>() * factor, 1e-9);
-    if (r["collective"] == "allreduce") EXPECT_EQ(r["ranks_agree"], true);
-    else EXPECT_TRUE(r["ranks_agree"].is_null());
+    if (r["collective"] == "allreduce")
+      EXPECT_EQ(r["ranks_agree"], true);
+    else
+      EXPECT_TRUE(r["ranks_agree"].is_null());
   }
 }
 
 TEST_F(CollectiveEmulator, RawRunIsExactOnEveryRankForBothCollectives) {
   // Sizes from below one element per rank's segment up to several ring loops (a 32 KiB step
   // makes a loop 3 x 128 KiB), with empty slices, partial tail loops and multi-message peers.
-  Outcome o = run_tool({"-N", "3", "--policy", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--check", "--json",
-                        "-b", "8", "-e", "3M", "-f", "32", "--step", "32K", "--p2p-chunk", "32K", "--data",
-                        "activations", "--iters", "2", "--warmup", "0", "--timeout", "30"});
+  Outcome o = run_tool({"-N",          "3",
+                        "--policy",    std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json",
+                        "--check",     "--json",
+                        "-b",          "8",
+                        "-e",          "3M",
+                        "-f",          "32",
+                        "--step",      "32K",
+                        "--p2p-chunk", "32K",
+                        "--data",      "activations",
+                        "--iters",     "2",
+                        "--warmup",    "0",
+                        "--timeout",   "30"});
   ASSERT_EQ(o.status, 0) << o.err << o.out;
   auto rows = json_lines(o.out);
   std::set<std::string> seen;
-  for (const auto& r : rows) seen.insert(r["collective"].get<std::string>() + "/" + std::to_string(r["size"].get<long>()));
-  // 8 B all-to-all is below one float per peer and is skipped; all-to-all sizes are whole elements per peer.
-  EXPECT_EQ(seen, (std::set<std::string>{"allreduce/8", "allreduce/256", "allreduce/8192", "allreduce/262144",
-                                         "allreduce/3145728", "alltoall/252", "alltoall/8184", "alltoall/262140",
-                                         "alltoall/3145728"}));
+  for (const auto& r : rows)
+    seen.insert(r["collective"].get<std::string>() + "/" + std::to_string(r["size"].get<long>()));
+  // 8 B all-to-all is below one float per peer and is skipped; all-to-all sizes are whole elements
+  // per peer.
+  EXPECT_EQ(seen, (std::set<std::string>{"allreduce/8", "allreduce/256", "allreduce/8192",
+                                         "allreduce/262144", "allreduce/3145728", "alltoall/252",
+                                         "alltoall/8184", "alltoall/262140", "alltoall/3145728"}));
   expect_exact_rows(rows, "float");
-  for (const auto& r : rows) EXPECT_EQ(r["policy"].get<std::string>().find("off.json") != std::string::npos, true);
+  for (const auto& r : rows)
+    EXPECT_EQ(r["policy"].get<std::string>().find("off.json") != std::string::npos, true);
 }
 
 TEST_F(CollectiveEmulator, DefaultPolicyIsBitExactInBfloat16) {
   // The built-in policy is lossless only: whatever it compresses must come back bit for bit.
-  Outcome o = run_tool({"-N", "3", "--check", "--json", "--dtype", "bfloat16", "-b", "1M", "-e", "1M", "--iters", "1",
-                        "--warmup", "1", "--timeout", "30"});
+  Outcome o = run_tool({"-N", "3", "--check", "--json", "--dtype", "bfloat16", "-b", "1M", "-e",
+                        "1M", "--iters", "1", "--warmup", "1", "--timeout", "30"});
   ASSERT_EQ(o.status, 0) << o.err << o.out;
   auto rows = json_lines(o.out);
   ASSERT_EQ(rows.size(), 2u) << o.out;
@@ -156,10 +171,14 @@ TEST_F(CollectiveEmulator, ProfilerChainCarriesTheDtypeToThePolicy) {
   // fast for compression to pay.
   const std::string policy = std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json";
   setenv("SQUEEZE_BYPASS", "off", 1);
-  Outcome on = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
-                         "--iters", "1", "--warmup", "0", "--check", "--max-error", "0.1", "--timeout", "30"});
-  Outcome off = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
-                          "--iters", "1", "--warmup", "0", "--check", "--chain", "off", "--timeout", "30"});
+  Outcome on =
+      run_tool({"-N", "2",       "--policy",    policy, "--collective", "alltoall", "--json",
+                "-b", "1M",      "-e",          "1M",   "--iters",      "1",        "--warmup",
+                "0",  "--check", "--max-error", "0.1",  "--timeout",    "30"});
+  Outcome off =
+      run_tool({"-N", "2",       "--policy", policy, "--collective", "alltoall", "--json",
+                "-b", "1M",      "-e",       "1M",   "--iters",      "1",        "--warmup",
+                "0",  "--check", "--chain",  "off",  "--timeout",    "30"});
   unsetenv("SQUEEZE_BYPASS");
   ASSERT_EQ(on.status, 0) << on.err << on.out;
   ASSERT_EQ(off.status, 0) << off.err << off.out;
@@ -180,9 +199,18 @@ TEST_F(CollectiveEmulator, GpuCopiesSendTheSameMessagesAndLandTheSameResults) {
   // --copies gpu moves the copies NCCL's GPU kernels make out of the timed region; the
   // plugin must see the same messages: raw stays exact on 3 ranks with odd sizes, and a
   // quantized run puts the same bytes on the wire with the same error as --copies cpu.
-  Outcome raw = run_tool({"-N", "3", "--policy", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--check", "--json",
-                          "-b", "8184", "-e", "3M", "-f", "24", "--p2p-chunk", "32K", "--collective", "alltoall",
-                          "--copies", "gpu", "--iters", "2", "--warmup", "0", "--timeout", "30"});
+  Outcome raw = run_tool({"-N",           "3",
+                          "--policy",     std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json",
+                          "--check",      "--json",
+                          "-b",           "8184",
+                          "-e",           "3M",
+                          "-f",           "24",
+                          "--p2p-chunk",  "32K",
+                          "--collective", "alltoall",
+                          "--copies",     "gpu",
+                          "--iters",      "2",
+                          "--warmup",     "0",
+                          "--timeout",    "30"});
   ASSERT_EQ(raw.status, 0) << raw.err << raw.out;
   auto rows = json_lines(raw.out);
   ASSERT_EQ(rows.size(), 3u) << raw.out;
@@ -193,9 +221,12 @@ TEST_F(CollectiveEmulator, GpuCopiesSendTheSameMessagesAndLandTheSameResults) {
   setenv("SQUEEZE_BYPASS", "off", 1);
   std::vector<nlohmann::json> got[2];
   for (int g = 0; g < 2; ++g) {
-    Outcome o = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
-                          "--iters", "2", "--warmup", "0", "--check", "--max-error", "0.1", "--copies",
-                          g == 0 ? "cpu" : "gpu", "--timeout", "30"});
+    Outcome o =
+        run_tool({"-N",        "2",           "--policy", policy,     "--collective",
+                  "alltoall",  "--json",      "-b",       "1M",       "-e",
+                  "1M",        "--iters",     "2",        "--warmup", "0",
+                  "--check",   "--max-error", "0.1",      "--copies", g == 0 ? "cpu" : "gpu",
+                  "--timeout", "30"});
     ASSERT_EQ(o.status, 0) << o.err << o.out;
     got[g] = json_lines(o.out);
     ASSERT_EQ(got[g].size(), 1u) << o.out;
@@ -210,9 +241,29 @@ TEST_F(CollectiveEmulator, GpuCopiesSendTheSameMessagesAndLandTheSameResults) {
 
 TEST_F(CollectiveEmulator, NcclTestsFlagsKeepNcclTestsMeanings) {
   // -n iterations, -w warm-up, -c check, -d datatype, -o reduction; ranks are -N.
-  Outcome o = run_tool({"-N", "3", "-b", "64K", "-e", "64K", "-n", "2", "-w", "0", "-c", "1", "-d", "bfloat16", "-o",
-                        "max", "--collective", "allreduce", "--json", "--policy",
-                        std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--timeout", "30"});
+  Outcome o = run_tool({"-N",
+                        "3",
+                        "-b",
+                        "64K",
+                        "-e",
+                        "64K",
+                        "-n",
+                        "2",
+                        "-w",
+                        "0",
+                        "-c",
+                        "1",
+                        "-d",
+                        "bfloat16",
+                        "-o",
+                        "max",
+                        "--collective",
+                        "allreduce",
+                        "--json",
+                        "--policy",
+                        std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json",
+                        "--timeout",
+                        "30"});
   ASSERT_EQ(o.status, 0) << o.err << o.out;
   auto rows = json_lines(o.out);
   ASSERT_EQ(rows.size(), 1u) << o.out;
@@ -230,8 +281,8 @@ TEST_F(CollectiveEmulator, LossyResultsAreJudgedByTheStatedBound) {
   // element is within the bound the policy states (rel 0.01 x the schedule's start of 2).
   const std::string policy = std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json";
   setenv("SQUEEZE_BYPASS", "off", 1);
-  Outcome o = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b", "1M", "-e", "1M",
-                        "-n", "1", "-w", "0", "-c", "1", "--timeout", "30"});
+  Outcome o = run_tool({"-N", "2", "--policy", policy, "--collective", "alltoall", "--json", "-b",
+                        "1M", "-e", "1M", "-n", "1", "-w", "0", "-c", "1", "--timeout", "30"});
   unsetenv("SQUEEZE_BYPASS");
   ASSERT_EQ(o.status, 0) << o.err << o.out;
   auto rows = json_lines(o.out);
@@ -255,7 +306,8 @@ TEST_F(CollectiveEmulator, BadOptionsAreNamed) {
   EXPECT_NE(o.err.find("--copies 'dma'"), std::string::npos) << o.err;
   o = run_tool({"-N", "2", "--ifname", "bogus0"});
   EXPECT_EQ(o.status, 2);
-  EXPECT_NE(o.err.find("--ifname 'bogus0': expected a network interface of this host (lo"), std::string::npos)
+  EXPECT_NE(o.err.find("--ifname 'bogus0': expected a network interface of this host (lo"),
+            std::string::npos)
       << o.err;
   o = run_tool({"-N", "2", "--policy", "/nonexistent/policy.json"});
   EXPECT_EQ(o.status, 2);
@@ -264,7 +316,8 @@ TEST_F(CollectiveEmulator, BadOptionsAreNamed) {
 
 TEST_F(CollectiveEmulator, UnreachableRendezvousIsAClearErrorNotAHang) {
   // Port 1 on loopback: nobody listens, so rank 1 can never join.
-  Outcome o = run_tool({"--rank", "1", "--nranks", "2", "--rendezvous", "127.0.0.1:1", "--timeout", "1"}, 30);
+  Outcome o = run_tool(
+      {"--rank", "1", "--nranks", "2", "--rendezvous", "127.0.0.1:1", "--timeout", "1"}, 30);
   EXPECT_EQ(o.status, 1);
   EXPECT_NE(o.err.find("cannot reach rank 0 at 127.0.0.1:1"), std::string::npos) << o.err;
 }
@@ -280,10 +333,12 @@ std::string temp_policy(const std::string& name, const std::string& json) {
 }
 
 // Runs 3 ranks with the policy, compression forced (loopback is too fast for it to pay).
-std::vector<nlohmann::json> run_codec(const std::string& policy, const std::vector<std::string>& extra) {
+std::vector<nlohmann::json> run_codec(const std::string& policy,
+                                      const std::vector<std::string>& extra) {
   setenv("SQUEEZE_BYPASS", "off", 1);
-  std::vector<std::string> args = {"-N", "3", "--policy", policy, "--json", "-b", "1M", "-e", "1M",
-                                   "--iters", "1", "--warmup", "1", "--timeout", "60"};
+  std::vector<std::string> args = {"-N", "3",        "--policy", policy,      "--json",
+                                   "-b", "1M",       "-e",       "1M",        "--iters",
+                                   "1",  "--warmup", "1",        "--timeout", "60"};
   args.insert(args.end(), extra.begin(), extra.end());
   Outcome o = run_tool(args, 90);
   unsetenv("SQUEEZE_BYPASS");
@@ -331,7 +386,8 @@ TEST_F(CollectiveEmulator, WithoutCodecThreadsEveryJobStillRunsAndStaysInBound) 
 }
 
 TEST_F(CollectiveEmulator, LosslessIsBitExactAndThresholdKeepsRanksInAgreement) {
-  std::string lossless = temp_policy("lossless", R"({"version": 1, "rules": [{"name": "l", "match": {},
+  std::string lossless =
+      temp_policy("lossless", R"({"version": 1, "rules": [{"name": "l", "match": {},
       "codec": "lossless", "checksum": true}], "default": {"codec": "raw"}})");
   auto rows = run_codec(lossless, {"--check", "--data", "sparse_grads"});
   ASSERT_EQ(rows.size(), 2u);
@@ -371,7 +427,8 @@ TEST_F(CollectiveEmulator, PluginRefusesToStartOnAnInvalidPolicy) {
   Outcome o = run_tool({"-N", "2", "-b", "1M", "-e", "1M", "--policy", p, "--timeout", "20"});
   EXPECT_NE(o.status, 0);
   EXPECT_NE(o.err.find("refusing to start"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find("policy " + p + ": /rules/0/keep: must be in (0, 1]"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("policy " + p + ": /rules/0/keep: must be in (0, 1]"), std::string::npos)
+      << o.err;
   EXPECT_EQ(o.out.find("alltoall "), std::string::npos) << "no collective may run";
   unlink(p.c_str());
 }
@@ -386,7 +443,8 @@ TEST_F(CollectiveEmulator, BaselineRunsASecondPluginInstanceSideBySideWithItsOwn
   std::string p = temp_policy("quantize-vs-raw", R"({"version": 1, "rules": [{"name": "q",
       "match": {"collective": ["alltoall", "allreduce"], "dtype": ["float32"]},
       "codec": "quantize", "error_bound": {"mode": "abs", "value": 0.01}}], "default": {"codec": "raw"}})");
-  auto rows = run_codec(p, {"--baseline", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--iters", "3"});
+  auto rows = run_codec(
+      p, {"--baseline", std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json", "--iters", "3"});
   ASSERT_EQ(rows.size(), 4u);  // per collective: the main row, then the baseline's
   for (std::size_t i = 0; i < rows.size(); i += 2) {
     const auto& main = rows[i];

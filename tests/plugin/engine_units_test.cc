@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "plugin/engine/dedupe_gate.h"
 #include "plugin/engine/comm_base.h"
+#include "plugin/engine/dedupe_gate.h"
 #include "plugin/engine/describe.h"
 #include "plugin/engine/pays.h"
 #include "plugin/engine/worker_pool.h"
@@ -33,7 +33,8 @@ TEST(Describe, AttributeBitsAreOneHot) {
   EXPECT_EQ(single_bit((1u << 6) | (1u << 7)), -1) << "several ops: unknown";
   EXPECT_EQ(collective_from_func(4), Collective::kAllReduce);
   EXPECT_EQ(collective_from_func(8), Collective::kAllToAll);
-  EXPECT_EQ(collective_from_func(5), Collective::kUnknown) << "SendRecv is not an API a rule can name";
+  EXPECT_EQ(collective_from_func(5), Collective::kUnknown)
+      << "SendRecv is not an API a rule can name";
 }
 
 TEST(Describe, ProtocolFromRegistrationOrder) {
@@ -45,17 +46,20 @@ TEST(Describe, ProtocolFromRegistrationOrder) {
   // LL128 disabled, or something we do not know: never guess
   EXPECT_EQ(proto_from_registration(2, &ll), Proto::kUnknown);
   MemRegion only{nullptr, 4 << 20, 1, 0, nullptr};
-  EXPECT_EQ(proto_from_registration(1, &only), Proto::kSimple) << "point-to-point registers SIMPLE only";
+  EXPECT_EQ(proto_from_registration(1, &only), Proto::kSimple)
+      << "point-to-point registers SIMPLE only";
   EXPECT_EQ(proto_from_registration(1, nullptr), Proto::kUnknown);
 }
 
 // A comm with no transport behind it: registers host memory and nothing else.
 class BareComm : public CommBase {
  public:
-  BareComm(NetContext* ctx, const Engine* engine) : CommBase(CommKind::kSend, ctx, engine, 0, false) {}
+  BareComm(NetContext* ctx, const Engine* engine)
+      : CommBase(CommKind::kSend, ctx, engine, 0, false) {}
 
  private:
-  transport::Status register_memory(const transport::MemoryDesc&, std::unique_ptr<transport::Registration>* reg) override {
+  transport::Status register_memory(const transport::MemoryDesc&,
+                                    std::unique_ptr<transport::Registration>* reg) override {
     reg->reset();
     return transport::Status::Ok();
   }
@@ -73,7 +77,8 @@ TEST(Describe, PointToPointIgnoresStaleAlgoAndProto) {
   policy::MessageMeta m = describe_message(c, mr, 1 << 20, nullptr, true);
   EXPECT_EQ(m.collective, Collective::kAllToAll);
   EXPECT_EQ(m.proto, Proto::kSimple) << "the stale LL bit must not make a p2p message look like LL";
-  ctx.attr.op = 1u << 4;     // AllReduce on a collective connection: attribute and registration must agree
+  ctx.attr.op =
+      1u << 4;  // AllReduce on a collective connection: attribute and registration must agree
   ctx.attr.proto = 1u << 2;  // SIMPLE
   MemRegion* ll128 = nullptr;
   MemRegion* simple = nullptr;
@@ -84,7 +89,8 @@ TEST(Describe, PointToPointIgnoresStaleAlgoAndProto) {
 }
 
 TEST(Pays, CompressesWhileLearningThenBypassesAFastLink) {
-  PaysController p({.workers = 1, .warmup = 4, .probe_every = 32, .probe_max = 128, .link_warmup = 3});
+  PaysController p(
+      {.workers = 1, .warmup = 4, .probe_every = 32, .probe_max = 128, .link_warmup = 3});
   auto q = compress::CodecId::kQuantize;
   EXPECT_FALSE(p.should_compress(q)) << "raw until the link is measured";
   p.record_link_rate(10.0 * (1 << 30), false);  // 10 GB/s link: a 1 GB/s codec cannot keep up
@@ -101,7 +107,8 @@ TEST(Pays, CompressesWhileLearningThenBypassesAFastLink) {
   for (int i = 0; i < 128 * 4; ++i) compressed += p.should_compress(q);
   EXPECT_EQ(compressed, 3 + 4) << "then one in probe_max";
   EXPECT_FALSE(p.view(q).compressing);
-  EXPECT_NEAR(p.view(q).speedup, (1 << 20) / 1e-3 / (10.0 * (1 << 30)), 1e-9) << "min(ratio, encode/link, decode/link)";
+  EXPECT_NEAR(p.view(q).speedup, (1 << 20) / 1e-3 / (10.0 * (1 << 30)), 1e-9)
+      << "min(ratio, encode/link, decode/link)";
 }
 
 TEST(Pays, ARankThatAlsoReceivesPaysForEncodeAndDecodeOnTheSameThreads) {
@@ -123,7 +130,8 @@ TEST(Pays, ARankThatAlsoReceivesPaysForEncodeAndDecodeOnTheSameThreads) {
   EXPECT_NEAR(both.view(q).speedup, 1 / (1.28e9 * (1 / 2.3e9 + 1 / 3.8e9)), 1e-9);
   EXPECT_FALSE(both.should_compress(q)) << "1.12x is below start_above";
   EXPECT_NEAR(sender.view(q).decode_share, 0.0, 1e-12);
-  EXPECT_NEAR(sender.view(q).speedup, 2.3 / 1.28, 1e-9) << "a rank that only sends pays only the encode";
+  EXPECT_NEAR(sender.view(q).speedup, 2.3 / 1.28, 1e-9)
+      << "a rank that only sends pays only the encode";
   EXPECT_TRUE(sender.should_compress(q));
   // On a 1 Gbit/s link the codecs keep up with room to spare: the ratio limits.
   PaysController slow({.workers = 1, .warmup = 1, .link_warmup = 1});
@@ -144,7 +152,8 @@ TEST(Pays, MeasuresTheCodecWithWarmupEncodesEvenWithMessagesInFlight) {
   auto q = compress::CodecId::kQuantize;
   p.record_link_rate(10e9, false);
   int compressed = 0;
-  for (int i = 0; i < 8; ++i) compressed += p.should_compress(q);  // 8 isends before any encode ends
+  for (int i = 0; i < 8; ++i)
+    compressed += p.should_compress(q);  // 8 isends before any encode ends
   EXPECT_EQ(compressed, 2) << "only `warmup` encodes while their measurements are outstanding";
   p.record_encode(q, 1 << 20, 1 << 18, 1e-3);
   p.record_encode(q, 1 << 20, 1 << 18, 1e-3);
@@ -152,7 +161,8 @@ TEST(Pays, MeasuresTheCodecWithWarmupEncodesEvenWithMessagesInFlight) {
   PaysController lost({.warmup = 1, .probe_every = 4, .link_warmup = 1});
   lost.record_link_rate(10e6, false);
   compressed = 0;
-  for (int i = 0; i < 9; ++i) compressed += lost.should_compress(q);  // the one encode never reports
+  for (int i = 0; i < 9; ++i)
+    compressed += lost.should_compress(q);  // the one encode never reports
   EXPECT_EQ(compressed, 3) << "a try every probe_every messages while no measurement arrives";
 }
 
@@ -173,7 +183,8 @@ TEST(Pays, ACodecsColdFirstRunsDoNotDragItsSpeedDown) {
   p.record_encode(q, 1 << 20, 1 << 17, mb / 5e9);
   EXPECT_NEAR(p.view(q).encode_Bps, 6e9, 1e3) << "still seeding: four runs";
   p.record_encode(q, 1 << 20, 1 << 17, mb / 1e9);
-  EXPECT_NEAR(p.view(q).encode_Bps, 6e9 + 0.2 * (1e9 - 6e9), 1e3) << "then a moving average, which follows a slowdown";
+  EXPECT_NEAR(p.view(q).encode_Bps, 6e9 + 0.2 * (1e9 - 6e9), 1e3)
+      << "then a moving average, which follows a slowdown";
 }
 
 TEST(Pays, NeverStartsOnACodecThatCannotGainMuch) {
@@ -194,10 +205,10 @@ TEST(Pays, NeverStartsOnACodecThatCannotGainMuch) {
 TEST(Pays, CompressesOnASlowLinkWithHysteresis) {
   PaysController p({.workers = 2, .warmup = 1, .link_warmup = 1});
   auto t = compress::CodecId::kThreshold;
-  p.record_encode(t, 1 << 20, 1 << 14, 1e-3);   // 1 GB/s, ratio 64
-  p.record_link(125'000'000, 1.0);               // 1 Gbit/s
+  p.record_encode(t, 1 << 20, 1 << 14, 1e-3);  // 1 GB/s, ratio 64
+  p.record_link(125'000'000, 1.0);             // 1 Gbit/s
   EXPECT_TRUE(p.should_compress(t));
-  p.record_link_rate(50e6, true);                // an application-limited sample: a lower bound
+  p.record_link_rate(50e6, true);  // an application-limited sample: a lower bound
   EXPECT_NEAR(p.view(t).link_Bps, 125e6, 1) << "a lower bound below the estimate says nothing";
   EXPECT_GT(p.view(t).speedup, 5);
   PaysController off({.enabled = false, .warmup = 1, .link_warmup = 1});
@@ -225,8 +236,10 @@ TEST(Pays, BurstsThroughATokenBucketDoNotHideASlowLink) {
   EXPECT_TRUE(p.should_compress(q));
   for (int i = 0; i < 50; ++i) p.record_link_rate(3.5e9, true);
   EXPECT_NEAR(p.view(q).link_Bps, 125e6, 1) << "bursts after a saturated sample say nothing";
-  for (double r : {2e9, 121e6, 119e6, 124e6}) p.record_link_rate(r, false);  // an outlier among them
-  EXPECT_NEAR(p.view(q).link_Bps, 124e6, 1) << "9 samples: 1.1e9 1.1e9 120e6 125e6 118e6 2e9 121e6 119e6 124e6";
+  for (double r : {2e9, 121e6, 119e6, 124e6})
+    p.record_link_rate(r, false);  // an outlier among them
+  EXPECT_NEAR(p.view(q).link_Bps, 124e6, 1)
+      << "9 samples: 1.1e9 1.1e9 120e6 125e6 118e6 2e9 121e6 119e6 124e6";
   int compressed = 0;
   for (int i = 0; i < 100; ++i) compressed += p.should_compress(q);
   EXPECT_EQ(compressed, 100);
@@ -258,7 +271,8 @@ TEST(Pays, ALinkThatKeepsUpWithRawTrafficGainsOnlyItsBusyShare) {
 
   PaysController saturated({.workers = 1, .warmup = 1, .link_warmup = 1});
   feed(saturated, 1.0);
-  EXPECT_NEAR(saturated.view(q).speedup, alone, 1e-9) << "a link busy all the time keeps the whole gain";
+  EXPECT_NEAR(saturated.view(q).speedup, alone, 1e-9)
+      << "a link busy all the time keeps the whole gain";
   PaysController unknown({.workers = 1, .warmup = 1, .link_warmup = 1});
   feed(unknown, -1);
   EXPECT_NEAR(unknown.view(q).speedup, alone, 1e-9) << "no utilization measured: no cap";
@@ -287,7 +301,8 @@ TEST(DedupeGate, AStreamWhoseRowsDoNotRepeatSkipsDedupeAndProbesAgain) {
   EXPECT_FALSE(g.saw(0, 0)) << "dedupe did not run (no full row)";
   EXPECT_TRUE(g.open());
   EXPECT_TRUE(g.saw(256, 249)) << "7 of 256 < 1/32: closes";
-  for (uint32_t i = 0; i < DedupeGate::kRest; ++i) EXPECT_FALSE(g.open()) << "message " << i << " skips it";
+  for (uint32_t i = 0; i < DedupeGate::kRest; ++i)
+    EXPECT_FALSE(g.open()) << "message " << i << " skips it";
   EXPECT_TRUE(g.open()) << "then one message probes again";
   EXPECT_FALSE(g.saw(256, 100)) << "rows repeat now: stays open";
   EXPECT_TRUE(g.open());
@@ -349,10 +364,12 @@ TEST(WorkerPool, RanksThatShareTheHostsCoresSplitThem) {
   const std::string ranks = std::to_string(online + 1);  // cannot have disjoint masks of >= 1 core
   EXPECT_EQ(WorkerPool::configured_threads(settings({{"LOCAL_WORLD_SIZE", ranks.c_str()}})), 0)
       << "under one core each: the progress threads run the jobs";
-  EXPECT_EQ(WorkerPool::configured_threads(settings({{"OMPI_COMM_WORLD_LOCAL_SIZE", ranks.c_str()}})), 0)
+  EXPECT_EQ(
+      WorkerPool::configured_threads(settings({{"OMPI_COMM_WORLD_LOCAL_SIZE", ranks.c_str()}})), 0)
       << "Open MPI's variable counts too";
   if (cores >= 4 && 2L * cores > online) {
-    EXPECT_EQ(WorkerPool::configured_threads(settings({{"LOCAL_WORLD_SIZE", "2"}})), std::clamp(cores / 4, 1, 8))
+    EXPECT_EQ(WorkerPool::configured_threads(settings({{"LOCAL_WORLD_SIZE", "2"}})),
+              std::clamp(cores / 4, 1, 8))
         << "half the cores each";
   }
   for (const char* bad : {"0", "two", "-2", ""}) {

@@ -98,7 +98,8 @@ TEST_P(Lifecycle, RegisteringMemoryTheDeviceCannotCarryFails) {
   ASSERT_EQ(connect_pair(api, dev, &s, &r, &l), 0);
   std::vector<char> buf(4096);
   void* mh = nullptr;
-  EXPECT_NE(api.reg_mr(s, buf.data(), buf.size(), &mh, 2), 0) << "NCCL_PTR_CUDA on a host-only device";
+  EXPECT_NE(api.reg_mr(s, buf.data(), buf.size(), &mh, 2), 0)
+      << "NCCL_PTR_CUDA on a host-only device";
   EXPECT_EQ(mh, nullptr);
   EXPECT_NE(api.reg_mr(r, buf.data(), buf.size(), &mh, 7), 0) << "an unknown memory type";
   ASSERT_EQ(api.reg_mr(r, buf.data(), buf.size(), &mh, 1), 0);
@@ -248,7 +249,8 @@ TEST_P(Lifecycle, ThousandConnectCloseCyclesLeakNothing) {
   // Under ASan freed memory sits in quarantine, so RSS says nothing there; LeakSanitizer
   // checks the same property at exit.
   if (getenv("SQUEEZE_UNDER_SANITIZER") == nullptr) {
-    EXPECT_LT(rss_kib() - rss, 8 * 1024) << "memory grew by more than 8 MiB over " << cycles << " cycles";
+    EXPECT_LT(rss_kib() - rss, 8 * 1024)
+        << "memory grew by more than 8 MiB over " << cycles << " cycles";
   }
 }
 

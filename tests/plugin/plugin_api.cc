@@ -154,7 +154,8 @@ int PluginApi::isend(void* s, void* data, std::size_t size, int tag, void* mh, v
               v12_->isend(s, data, size, tag, mh, nullptr, req))
 }
 
-int PluginApi::irecv(void* r, int n, void** data, std::size_t* sizes, int* tags, void** mhs, void** req) {
+int PluginApi::irecv(void* r, int n, void** data, std::size_t* sizes, int* tags, void** mhs,
+                     void** req) {
   if (version_ == 8) {
     int small[8];
     for (int i = 0; i < n && i < 8; ++i) small[i] = static_cast<int>(sizes[i]);

@@ -20,7 +20,7 @@ struct NetProps {
   bool has_pci = false;
   uint64_t guid = 0;
   int ptr_support = 0, speed = 0, max_comms = 0, max_recvs = 0;
-  int vdevs = -1;                // -1 where the version has no vProps
+  int vdevs = -1;                         // -1 where the version has no vProps
   std::size_t max_p2p = 0, max_coll = 0;  // 0 where the version has none
   int rail_id = -2, plane_id = -2;        // -2 where the version has none (v8..v11)
 };

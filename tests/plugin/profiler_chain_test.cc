@@ -42,7 +42,8 @@ struct FakeProxyEventHandle {
 const nccl_profiler_v5* g_loaded = nullptr;
 
 // NCCL's ncclProfilerCallback (src/plugin/profiler.cc:687-715), which the net plugin calls.
-nccl_result_t nccl_callback(void** eHandle, int type, void* pHandle, int64_t pluginId, void* extData) {
+nccl_result_t nccl_callback(void** eHandle, int type, void* pHandle, int64_t pluginId,
+                            void* extData) {
   if (g_loaded == nullptr) return kNcclSuccess;
   if (type == kProfilerNetEventStart) {
     auto* p = static_cast<FakeProxyEventHandle*>(pHandle);
@@ -120,7 +121,8 @@ class ChainTest : public ::testing::TestWithParam<int> {
   }
   void stop(void* h) { EXPECT_EQ(table_.stopEvent(h), kNcclSuccess); }
 
-  void* coll(const char* func, const char* dtype, size_t count, uint64_t seq, void* parent = nullptr) {
+  void* coll(const char* func, const char* dtype, size_t count, uint64_t seq,
+             void* parent = nullptr) {
     nccl_profiler_event_descr_v5 d{};
     d.type = kProfileColl;
     d.parentObj = parent;
@@ -322,7 +324,7 @@ TEST_P(ChainTest, ForeignPxnOpIsNeverResolved) {
   EXPECT_TRUE(q.op.foreign);
   EXPECT_EQ(q.op.peer, 9);
   policy::MessageMeta m;
-  EXPECT_TRUE(ask_meta(st, &m));  // answered ...
+  EXPECT_TRUE(ask_meta(st, &m));           // answered ...
   EXPECT_EQ(m.dtype, DataType::kUnknown);  // ... with "unknown"
   EXPECT_EQ(m.peer, 9);
   stop(st);
@@ -332,8 +334,12 @@ TEST_P(ChainTest, ForeignPxnOpIsNeverResolved) {
 
 TEST_P(ChainTest, MissingOrGarbageParentsGiveUnknownNeverACrash) {
   int on_stack = 0;
-  std::vector<void*> garbage = {nullptr, &on_stack, reinterpret_cast<void*>(1), reinterpret_cast<void*>(~uintptr_t{0}),
-                                reinterpret_cast<void*>(0x7fff00000000), ctx_};
+  std::vector<void*> garbage = {nullptr,
+                                &on_stack,
+                                reinterpret_cast<void*>(1),
+                                reinterpret_cast<void*>(~uintptr_t{0}),
+                                reinterpret_cast<void*>(0x7fff00000000),
+                                ctx_};
   for (void* g : garbage) {
     void* op = proxy_op(g, pid_, 1);  // an op whose Coll is missing
     ASSERT_NE(op, nullptr);
@@ -477,7 +483,8 @@ TEST_P(ChainTest, ManyThreadsEachGetTheirOwnAnswers) {
   auto before = profiler::ChainProfiler::instance().pool().usage();
   constexpr int kThreads = 8, kIters = 3000;
   const char* dtypes[] = {"ncclFloat32", "ncclBfloat16", "ncclFloat16", "ncclInt32"};
-  const DataType want[] = {DataType::kFloat32, DataType::kBfloat16, DataType::kFloat16, DataType::kInt32};
+  const DataType want[] = {DataType::kFloat32, DataType::kBfloat16, DataType::kFloat16,
+                           DataType::kInt32};
   // wrong: an answer about another message (must never happen); unknown_held: no answer
   // although the op held its parent (must never happen); unknown_retained: no answer for a
   // task stopped before its op started, whose retained copy other threads' traffic pushed
@@ -490,7 +497,8 @@ TEST_P(ChainTest, ManyThreadsEachGetTheirOwnAnswers) {
       for (int i = 0; i < kIters; ++i) {
         size_t count = static_cast<size_t>(t) * 1000000 + static_cast<size_t>(i) + 1;
         bool is_p2p = (i % 3) == 0;
-        void* task = is_p2p ? p2p("Send", dtypes[t % 4], count, t) : coll("AllReduce", dtypes[t % 4], count, 0);
+        void* task = is_p2p ? p2p("Send", dtypes[t % 4], count, t)
+                            : coll("AllReduce", dtypes[t % 4], count, 0);
         bool stop_first = (i % 2) == 0;
         if (stop_first) stop(task);
         void* op = proxy_op(task, pid_, t);
@@ -518,8 +526,9 @@ TEST_P(ChainTest, ManyThreadsEachGetTheirOwnAnswers) {
   EXPECT_LT(unknown_retained.load(), kThreads * kIters * 3 / 100);
   EXPECT_EQ(found.load() + unknown_retained.load(), kThreads * kIters * 3);
   auto after = profiler::ChainProfiler::instance().pool().usage();
-  EXPECT_EQ(after.live_ops, before.live_ops);      // every op released
-  EXPECT_EQ(after.live_tasks, before.live_tasks);  // every task released (retained ones are bounded)
+  EXPECT_EQ(after.live_ops, before.live_ops);  // every op released
+  EXPECT_EQ(after.live_tasks,
+            before.live_tasks);  // every task released (retained ones are bounded)
   EXPECT_LE(after.retained_tasks, profiler::EventPool::kDefaultRetainedTasks);
 }
 

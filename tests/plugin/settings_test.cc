@@ -16,8 +16,8 @@ namespace squeeze::testing {
 namespace {
 
 struct InitOutcome {
-  int rc = -1;       // init's ncclResult_t, or the child's failure
-  std::string err;   // what the plugin said on stderr
+  int rc = -1;      // init's ncclResult_t, or the child's failure
+  std::string err;  // what the plugin said on stderr
 };
 
 InitOutcome init_with(int version, const std::vector<std::pair<std::string, std::string>>& env) {
@@ -33,7 +33,8 @@ InitOutcome init_with(int version, const std::vector<std::pair<std::string, std:
   close(fds[1]);
   InitOutcome o;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) o.err.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    o.err.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
   o.rc = child.wait(60);
   return o;
@@ -49,8 +50,10 @@ TEST_P(Settings, ABadSqueezeValueStopsInitAndNamesIt) {
   } cases[] = {
       {"SQUEEZE_BYPASS", "maybe", "SQUEEZE_BYPASS='maybe' is not a switch"},
       {"SQUEEZE_THREADS", "lots", "SQUEEZE_THREADS='lots' is not a whole number"},
-      {"SQUEEZE_QUANTIZE_SIMD", "sse9", "SQUEEZE_QUANTIZE_SIMD='sse9' is not one of scalar, avx2, avx512"},
-      {"SQUEEZE_SOCKET_FAMILY", "inet6", "SQUEEZE_SOCKET_FAMILY='inet6' is not one of AF_INET, AF_INET6"},
+      {"SQUEEZE_QUANTIZE_SIMD", "sse9",
+       "SQUEEZE_QUANTIZE_SIMD='sse9' is not one of scalar, avx2, avx512"},
+      {"SQUEEZE_SOCKET_FAMILY", "inet6",
+       "SQUEEZE_SOCKET_FAMILY='inet6' is not one of AF_INET, AF_INET6"},
       {"SQUEEZE_TRANSPORT", "rdma", "SQUEEZE_TRANSPORT='rdma' is not one of auto, tcp, ucx, ib"},
       {"SQUEEZE_GPU_STAGING", "2", "SQUEEZE_GPU_STAGING='2' is not a switch"},
       {"SQUEEZE_TCP_TIMEOUT_MS", "10s", "SQUEEZE_TCP_TIMEOUT_MS='10s' is not a whole number"},
@@ -58,8 +61,10 @@ TEST_P(Settings, ABadSqueezeValueStopsInitAndNamesIt) {
       {"SQUEEZE_TCP_KEEPIDLE_S", "40000", "SQUEEZE_TCP_KEEPIDLE_S='40000' is outside [1, 32767]"},
       {"SQUEEZE_IB_QPS_PER_CONNECTION", "9", "SQUEEZE_IB_QPS_PER_CONNECTION='9' is outside [1, 8]"},
       {"SQUEEZE_IB_QPS_PER_CONN", "9", "SQUEEZE_IB_QPS_PER_CONN='9' is outside [1, 8]"},
-      {"SQUEEZE_POLICY", "/nonexistent/policy.json", "policy /nonexistent/policy.json: cannot open"},
-      {"SQUEEZE_SOCKET_IFNAME", "=bogus0", "no usable network interface matches SQUEEZE_SOCKET_IFNAME='=bogus0'"},
+      {"SQUEEZE_POLICY", "/nonexistent/policy.json",
+       "policy /nonexistent/policy.json: cannot open"},
+      {"SQUEEZE_SOCKET_IFNAME", "=bogus0",
+       "no usable network interface matches SQUEEZE_SOCKET_IFNAME='=bogus0'"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.var);

@@ -14,10 +14,13 @@
 namespace squeeze::testing {
 namespace {
 
-uint8_t pattern(std::size_t msg, std::size_t i) { return static_cast<uint8_t>((i * 131u + msg * 7u + (i >> 12)) ^ 0x5a); }
+uint8_t pattern(std::size_t msg, std::size_t i) {
+  return static_cast<uint8_t>((i * 131u + msg * 7u + (i >> 12)) ^ 0x5a);
+}
 
 std::vector<std::size_t> test_sizes() {
-  std::vector<std::size_t> s = {0, 1, 2, 3, 7, 8, 15, 16, 31, 100, 255, 256, 1000, 1023, 1024, 4095, 4096, 4097};
+  std::vector<std::size_t> s = {0,   1,   2,   3,    7,    8,    15,   16,   31,
+                                100, 255, 256, 1000, 1023, 1024, 4095, 4096, 4097};
   for (std::size_t k = 13; k <= 22; ++k) {
     s.push_back((std::size_t{1} << k) - 1);
     s.push_back(std::size_t{1} << k);
@@ -39,7 +42,8 @@ class Transfer : public ::testing::TestWithParam<int> {
 };
 
 // Sender side, run in the child: sends every size with up to `inflight` isends outstanding.
-int send_all(PluginApi& api, int dev, unsigned char* handle, const std::vector<std::size_t>& sizes, int inflight) {
+int send_all(PluginApi& api, int dev, unsigned char* handle, const std::vector<std::size_t>& sizes,
+             int inflight) {
   void* s = nullptr;
   while (s == nullptr)
     if (api.connect(dev, handle, &s) != 0) return 10;
@@ -116,7 +120,9 @@ TEST_P(Transfer, GroupedReceivesMatchTags) {
   alignas(8) unsigned char handle[128] = {};
   void* l = nullptr;
   ASSERT_EQ(api.listen(dev, handle, &l), 0);
-  auto size_of = [](int round, int i) { return static_cast<std::size_t>(1000 * (i + 1) + 77 * round + (i == 3 ? 0 : 1)); };
+  auto size_of = [](int round, int i) {
+    return static_cast<std::size_t>(1000 * (i + 1) + 77 * round + (i == 3 ? 0 : 1));
+  };
   ForkPeer peer([&]() -> int {
     void* s = nullptr;
     while (s == nullptr)
@@ -127,7 +133,8 @@ TEST_P(Transfer, GroupedReceivesMatchTags) {
       for (int k = kN - 1; k >= 0; --k) {  // reverse tag order: matching is by tag
         std::size_t z = size_of(round, k);
         bufs.emplace_back(z);
-        for (std::size_t i = 0; i < z; ++i) bufs.back()[i] = pattern(static_cast<std::size_t>(round * kN + k), i);
+        for (std::size_t i = 0; i < z; ++i)
+          bufs.back()[i] = pattern(static_cast<std::size_t>(round * kN + k), i);
         void* req = nullptr;
         while (req == nullptr)
           if (api.isend(s, bufs.back().data(), z, 100 + k, nullptr, &req) != 0) return 11;
@@ -163,10 +170,12 @@ TEST_P(Transfer, GroupedReceivesMatchTags) {
     std::fill(got, got + kN, -1);
     ASSERT_EQ(wait_request(api, reqs[round], got, 60), 0);
     for (int i = 0; i < kN; ++i) {
-      ASSERT_EQ(static_cast<std::size_t>(got[i]), size_of(round, i)) << "round " << round << " item " << i;
+      ASSERT_EQ(static_cast<std::size_t>(got[i]), size_of(round, i))
+          << "round " << round << " item " << i;
       const auto& b = bufs[round * kN + i];
       for (std::size_t j = 0; j < size_of(round, i); ++j)
-        ASSERT_EQ(b[j], pattern(static_cast<std::size_t>(round * kN + i), j)) << "round " << round << " item " << i;
+        ASSERT_EQ(b[j], pattern(static_cast<std::size_t>(round * kN + i), j))
+            << "round " << round << " item " << i;
     }
   }
   EXPECT_EQ(peer.wait(), 0);
@@ -175,8 +184,10 @@ TEST_P(Transfer, GroupedReceivesMatchTags) {
 }
 
 TEST_P(Transfer, MessageOverTwoGiB) {
-  if (GetParam() == 8) GTEST_SKIP() << "v8 sizes are int: NCCL never gives v8 more than 1 GiB per request";
-  if (getenv("SQUEEZE_UNDER_SANITIZER") != nullptr) GTEST_SKIP() << "2 GiB buffers are too slow under ASan";
+  if (GetParam() == 8)
+    GTEST_SKIP() << "v8 sizes are int: NCCL never gives v8 more than 1 GiB per request";
+  if (getenv("SQUEEZE_UNDER_SANITIZER") != nullptr)
+    GTEST_SKIP() << "2 GiB buffers are too slow under ASan";
   const std::size_t z = (std::size_t{2} << 30) + 4097;
   alignas(8) unsigned char handle[128] = {};
   void* l = nullptr;

@@ -150,9 +150,11 @@ TEST(TransportOptions, NcclStreamVariablesStandInForUnsetSqueezeOnes) {
       transport_options(from_map({{"NCCL_NSOCKS_PERTHREAD", "8"}, {"NCCL_SOCKET_NTHREADS", "2"}}));
   EXPECT_EQ(o.tcp.nsocks_per_thread, 8);
   EXPECT_EQ(o.tcp.nthreads, 2);
-  o = transport_options(from_map({{"NCCL_NSOCKS_PERTHREAD", "8"}, {"SQUEEZE_NSOCKS_PERTHREAD", "2"}}));
+  o = transport_options(
+      from_map({{"NCCL_NSOCKS_PERTHREAD", "8"}, {"SQUEEZE_NSOCKS_PERTHREAD", "2"}}));
   EXPECT_EQ(o.tcp.nsocks_per_thread, 2) << "Squeeze's own variable wins";
-  const params::Settings st = from_map({{"NCCL_SOCKET_NTHREADS", "99"}, {"NCCL_NSOCKS_PERTHREAD", "-2"}});
+  const params::Settings st =
+      from_map({{"NCCL_SOCKET_NTHREADS", "99"}, {"NCCL_NSOCKS_PERTHREAD", "-2"}});
   EXPECT_TRUE(st.ok());
   EXPECT_EQ(st.warnings().size(), 2u);
   o = transport_options(st);
@@ -171,7 +173,8 @@ TEST(TransportOptions, BadStreamAndRateValuesAreErrorsThatNameThem) {
   for (const auto& env : bad) {
     const params::Settings st = from_map(env);
     ASSERT_FALSE(st.ok()) << env.begin()->first << "=" << env.begin()->second << " was accepted";
-    EXPECT_NE(st.errors().front().find(env.begin()->first), std::string::npos) << st.errors().front();
+    EXPECT_NE(st.errors().front().find(env.begin()->first), std::string::npos)
+        << st.errors().front();
   }
   EXPECT_TRUE(from_map({{"SQUEEZE_MAX_RATE", "0"}}).ok()) << "0 turns the cap off";
   EXPECT_TRUE(from_map({{"SQUEEZE_SOCKET_NTHREADS", "0"}}).ok()) << "0 threads: one socket";

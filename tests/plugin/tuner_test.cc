@@ -81,13 +81,14 @@ TEST(Tuner, LeavesUncompressedCollectivesAlone) {
     uint64_t nbytes;
     policy::DataType hint;
   };
-  for (const Case& c : {Case{nccl::kFuncAllReduce, 1024, policy::DataType::kUnknown},      // too small
-                        Case{nccl::kFuncAllReduce, 4 << 20, policy::DataType::kInt32},     // not float32
-                        Case{nccl::kFuncReduceScatter, 4 << 20, policy::DataType::kUnknown},  // raw rule
-                        Case{nccl::kFuncBroadcast, 4 << 20, policy::DataType::kUnknown},      // no rule
-                        Case{nccl::kFuncAllGather, 8 * 1024, policy::DataType::kUnknown},     // 1 KiB per rank
-                        Case{nccl::kFuncAlltoAll, 4 << 20, policy::DataType::kFloat32},
-                        Case{nccl::kFuncSend, 4 << 20, policy::DataType::kFloat32}, Case{99, 4 << 20, {}}}) {
+  for (const Case& c :
+       {Case{nccl::kFuncAllReduce, 1024, policy::DataType::kUnknown},         // too small
+        Case{nccl::kFuncAllReduce, 4 << 20, policy::DataType::kInt32},        // not float32
+        Case{nccl::kFuncReduceScatter, 4 << 20, policy::DataType::kUnknown},  // raw rule
+        Case{nccl::kFuncBroadcast, 4 << 20, policy::DataType::kUnknown},      // no rule
+        Case{nccl::kFuncAllGather, 8 * 1024, policy::DataType::kUnknown},     // 1 KiB per rank
+        Case{nccl::kFuncAlltoAll, 4 << 20, policy::DataType::kFloat32},
+        Case{nccl::kFuncSend, 4 << 20, policy::DataType::kFloat32}, Case{99, 4 << 20, {}}}) {
     Table t = nccl_table(), before = t;
     tuner::CollQuery q{c.func, c.nbytes, 8, c.hint, nullptr};
     EXPECT_FALSE(tuner::steer(*p, q, &t[0][0], kA, kP)) << c.func << " " << c.nbytes;
@@ -95,7 +96,8 @@ TEST(Tuner, LeavesUncompressedCollectivesAlone) {
   }
   // AllGather's nBytes covers all ranks: 8 ranks x 64 KiB is compressed.
   Table t = nccl_table();
-  EXPECT_TRUE(tuner::steer(*p, {nccl::kFuncAllGather, 8 * 65536, 8, {}, nullptr}, &t[0][0], kA, kP));
+  EXPECT_TRUE(
+      tuner::steer(*p, {nccl::kFuncAllGather, 8 * 65536, 8, {}, nullptr}, &t[0][0], kA, kP));
 }
 
 TEST(Tuner, NeverEnablesADisabledEntry) {
@@ -120,8 +122,10 @@ TEST(Tuner, RejectsTablesTooSmallToHoldRingSimple) {
   auto p = parse(R"({"version": 1, "rules": [{"codec": "lossless"}]})");
   ASSERT_NE(p, nullptr);
   std::array<float, 4> small{1, 2, 3, 4};
-  EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, small.data(), 2, 2));
-  EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, small.data(), 1, 3));
+  EXPECT_FALSE(
+      tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, small.data(), 2, 2));
+  EXPECT_FALSE(
+      tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, small.data(), 1, 3));
   EXPECT_FALSE(tuner::steer(*p, {nccl::kFuncAllReduce, 4 << 20, 8, {}, nullptr}, nullptr, kA, kP));
 }
 
@@ -233,16 +237,19 @@ TEST(Tuner, AdapterSteersOnlyWithThePolicyItIsGiven) {
   void* ctx = nullptr;
   ASSERT_EQ(tuner::init_v5(&ctx, nullptr, 0x1234, 8, nullptr), kNcclSuccess);
   Table t = nccl_table(), before = t;
-  EXPECT_EQ(tuner::get_coll_info_v5(ctx, nccl::kFuncAllReduce, 4 << 20, reinterpret_cast<float**>(&t[0][0]), kA, kP),
+  EXPECT_EQ(tuner::get_coll_info_v5(ctx, nccl::kFuncAllReduce, 4 << 20,
+                                    reinterpret_cast<float**>(&t[0][0]), kA, kP),
             kNcclSuccess);
   EXPECT_EQ(t, before);
   EXPECT_EQ(tuner::finalize_v5(ctx), kNcclSuccess);
 
   ASSERT_EQ(tuner::init_v5(&ctx, parse(kPolicy), 0x1234, 8, nullptr), kNcclSuccess);
-  EXPECT_EQ(tuner::get_coll_info_v5(ctx, nccl::kFuncAllReduce, 4 << 20, reinterpret_cast<float**>(&t[0][0]), kA, kP),
+  EXPECT_EQ(tuner::get_coll_info_v5(ctx, nccl::kFuncAllReduce, 4 << 20,
+                                    reinterpret_cast<float**>(&t[0][0]), kA, kP),
             kNcclSuccess);
   EXPECT_EQ(t[nccl::kAlgoRing][nccl::kProtoSimple], 0.0f);
-  EXPECT_EQ(tuner::get_coll_info_v5(nullptr, nccl::kFuncAllReduce, 4 << 20, nullptr, kA, kP), kNcclSuccess);
+  EXPECT_EQ(tuner::get_coll_info_v5(nullptr, nccl::kFuncAllReduce, 4 << 20, nullptr, kA, kP),
+            kNcclSuccess);
   EXPECT_EQ(tuner::finalize_v5(ctx), kNcclSuccess);
   EXPECT_EQ(tuner::init_v5(nullptr, nullptr, 0, 8, nullptr), kNcclInvalidArgument);
 }

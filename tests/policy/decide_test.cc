@@ -68,7 +68,8 @@ TEST(Decide, FirstMatchingRuleWins) {
 }
 
 TEST(Decide, LLAndLL128AreAlwaysRaw) {
-  auto p = parse(R"({"version": 1, "rules": [{"codec": "lossless"}], "default": {"codec": "lossless"}})");
+  auto p = parse(
+      R"({"version": 1, "rules": [{"codec": "lossless"}], "default": {"codec": "lossless"}})");
   ASSERT_NE(p, nullptr);
   for (Proto proto : {Proto::kLL, Proto::kLL128, Proto::kUnknown}) {
     Decision d = p->decide(msg(Collective::kAllReduce, DataType::kFloat32, 1 << 20, proto));
@@ -99,9 +100,9 @@ TEST(Decide, LossyNeedsAKnownFloatDtype) {
     EXPECT_TRUE(x.lossy);
     EXPECT_NE(x.codec_dtype, Dtype::kBytes);
   }
-  for (DataType d : {DataType::kInt8, DataType::kUint8, DataType::kInt32, DataType::kUint32, DataType::kInt64,
-                     DataType::kUint64, DataType::kFloat64, DataType::kFloat8E4M3, DataType::kFloat8E5M2,
-                     DataType::kUnknown}) {
+  for (DataType d : {DataType::kInt8, DataType::kUint8, DataType::kInt32, DataType::kUint32,
+                     DataType::kInt64, DataType::kUint64, DataType::kFloat64, DataType::kFloat8E4M3,
+                     DataType::kFloat8E5M2, DataType::kUnknown}) {
     Decision x = p->decide(msg(Collective::kAllToAll, d, 1 << 20));
     EXPECT_EQ(x.rule, 0);
     EXPECT_TRUE(x.is_raw()) << dtype_name(d);  // fallback raw
@@ -145,7 +146,8 @@ TEST(Decide, UnknownDtypeIsLosslessOrRawUnlessAssumed) {
 }
 
 TEST(Decide, BytesUseTheCallSizeWhenKnown) {
-  auto p = parse(R"({"version": 1, "rules": [{"match": {"min_bytes": 1000000, "max_bytes": 2000000}, "codec": "lossless"}]})");
+  auto p = parse(
+      R"({"version": 1, "rules": [{"match": {"min_bytes": 1000000, "max_bytes": 2000000}, "codec": "lossless"}]})");
   ASSERT_NE(p, nullptr);
   MessageMeta m = msg(Collective::kAllReduce, DataType::kFloat32, 524288);  // one 512 KiB step ...
   m.coll_bytes = 1500000;                                                   // ... of a 1.5 MB call
@@ -197,7 +199,8 @@ TEST(Decide, CommPatternsResolveOncePerCommunicator) {
 }
 
 TEST(Decide, StreamMultiplier) {
-  auto p = parse(R"({"version": 1, "rules": [{"match": {"collective": "alltoall"}, "codec": "quantize",
+  auto p =
+      parse(R"({"version": 1, "rules": [{"match": {"collective": "alltoall"}, "codec": "quantize",
       "error_bound": {"mode": "abs", "value": 0.1}, "streams": [{"count": 1000, "multiplier": 0.25}]}]})");
   ASSERT_NE(p, nullptr);
   MessageMeta m = msg(Collective::kAllToAll, DataType::kFloat32, 4000);
@@ -246,7 +249,8 @@ TEST(Decide, OffPolicyNeverCompresses) {
   ASSERT_NE(p, nullptr);
   for (int c = 0; c < kNumCollectives; ++c) {
     for (int d = 0; d < kNumDataTypes; ++d) {
-      EXPECT_TRUE(p->decide(msg(static_cast<Collective>(c), static_cast<DataType>(d), 1 << 24)).is_raw());
+      EXPECT_TRUE(
+          p->decide(msg(static_cast<Collective>(c), static_cast<DataType>(d), 1 << 24)).is_raw());
     }
   }
 }

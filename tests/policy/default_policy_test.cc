@@ -25,7 +25,8 @@ TEST(DefaultPolicy, IsValidAndBitExact) {
   auto p = load_policy(nullptr, &error);
   ASSERT_NE(p, nullptr) << error;
   EXPECT_EQ(p->source(), "(built-in default)");
-  for (const Rule& r : p->rules()) EXPECT_FALSE(r.action.lossy()) << r.name << ": the default must never be lossy";
+  for (const Rule& r : p->rules())
+    EXPECT_FALSE(r.action.lossy()) << r.name << ": the default must never be lossy";
   EXPECT_FALSE(p->default_action().lossy());
 }
 

@@ -51,7 +51,8 @@ TEST(Names, ProfilerStrings) {
   EXPECT_EQ(dtype_from_nccl_string("ncclInt8"), DataType::kInt8);
   EXPECT_EQ(dtype_from_nccl_string("ncclUint64"), DataType::kUint64);
   EXPECT_EQ(dtype_from_nccl_string("ncclFloat8e5m2"), DataType::kFloat8E5M2);
-  EXPECT_EQ(dtype_from_nccl_string("Unknown"), DataType::kUnknown);  // NCCL 2.28.9 prints this for ncclUint8
+  EXPECT_EQ(dtype_from_nccl_string("Unknown"),
+            DataType::kUnknown);  // NCCL 2.28.9 prints this for ncclUint8
   EXPECT_EQ(dtype_from_nccl_string(nullptr), DataType::kUnknown);
   EXPECT_EQ(proto_from_nccl_string("SIMPLE"), Proto::kSimple);
   EXPECT_EQ(proto_from_nccl_string("LL128"), Proto::kLL128);

@@ -98,7 +98,8 @@ TEST(Plan, RawCausesAreNamed) {
   auto p = parse(kQuantizeAllreduce);
   MessageMeta m = msg(Collective::kAllToAll, DataType::kFloat32, 1 << 20);
   EXPECT_EQ(plan_message(*p, m, Path::kDevice, true, nullptr).raw_cause, RawCause::kDeviceMemory);
-  EXPECT_EQ(plan_message(*p, m, Path::kHost, false, nullptr).raw_cause, RawCause::kDtype) << "no address";
+  EXPECT_EQ(plan_message(*p, m, Path::kHost, false, nullptr).raw_cause, RawCause::kDtype)
+      << "no address";
   Hooks h;
   h.pays_answer = false;
   Plan plan = plan_message(*p, m, Path::kHost, true, &h);
@@ -139,9 +140,12 @@ TEST(Plan, TheScheduleAndStreamBoundsScaleTheBoundPerStream) {
   Hooks h;
   MessageMeta m = msg(Collective::kAllToAll, DataType::kFloat32, 4096);
   m.count = 1024;
-  EXPECT_DOUBLE_EQ(plan_message(*p, m, Path::kHost, true, &h).params.quantize.error_bound, 0.1 * 0.5 * 4);
-  EXPECT_DOUBLE_EQ(plan_message(*p, m, Path::kHost, true, &h).params.quantize.error_bound, 0.1 * 0.5 * 4);
-  EXPECT_DOUBLE_EQ(plan_message(*p, m, Path::kHost, true, &h).params.quantize.error_bound, 0.1 * 0.5)
+  EXPECT_DOUBLE_EQ(plan_message(*p, m, Path::kHost, true, &h).params.quantize.error_bound,
+                   0.1 * 0.5 * 4);
+  EXPECT_DOUBLE_EQ(plan_message(*p, m, Path::kHost, true, &h).params.quantize.error_bound,
+                   0.1 * 0.5 * 4);
+  EXPECT_DOUBLE_EQ(plan_message(*p, m, Path::kHost, true, &h).params.quantize.error_bound,
+                   0.1 * 0.5)
       << "the third message of the stream is past the schedule";
   m.count = 2048;
   m.bytes = 8192;
@@ -185,9 +189,11 @@ TEST(Plan, RelaxedAllReduceBudgetsEveryHopAndNeedsTheRankCount) {
   m.step = 7;  // an all-gather hop: lossy too under relaxed consistency
   Plan plan = plan_message(*p, m, Path::kHost, true, nullptr);
   EXPECT_TRUE(plan.lossy);
-  EXPECT_DOUBLE_EQ(plan.params.quantize.error_bound, 0.06 / 6) << "3 reduce-scatter + 3 all-gather hops";
+  EXPECT_DOUBLE_EQ(plan.params.quantize.error_bound, 0.06 / 6)
+      << "3 reduce-scatter + 3 all-gather hops";
   m.nranks = 0;
-  EXPECT_FALSE(plan_message(*p, m, Path::kHost, true, nullptr).compress) << "no budget without the rank count";
+  EXPECT_FALSE(plan_message(*p, m, Path::kHost, true, nullptr).compress)
+      << "no budget without the rank count";
 }
 
 }  // namespace

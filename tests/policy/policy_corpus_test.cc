@@ -59,7 +59,8 @@ TEST(PolicyCorpus, EveryBadPolicyIsRejectedWithItsPointer) {
 TEST(PolicyCorpus, ExamplePoliciesAreValid) {
   std::size_t n = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(SQUEEZE_SOURCE_DIR) / "config")) {
-    if (entry.path().extension() != ".json" || entry.path().filename() == "policy.schema.json") continue;
+    if (entry.path().extension() != ".json" || entry.path().filename() == "policy.schema.json")
+      continue;
     SCOPED_TRACE(entry.path().string());
     std::string error;
     EXPECT_NE(load_policy(entry.path().c_str(), &error), nullptr) << error;
@@ -70,7 +71,8 @@ TEST(PolicyCorpus, ExamplePoliciesAreValid) {
 
 TEST(PolicyCorpus, FuzzSeedsIncludeTheExamples) {
   const fs::path seeds = fs::path(SQUEEZE_SOURCE_DIR) / "tests/fuzz/corpus/policy";
-  for (const char* f : {"default.json", "dlrm-alltoall.json", "dp-allreduce.json", "lossless.json", "off.json"}) {
+  for (const char* f :
+       {"default.json", "dlrm-alltoall.json", "dp-allreduce.json", "lossless.json", "off.json"}) {
     EXPECT_TRUE(fs::exists(seeds / f)) << f;
   }
 }

@@ -119,7 +119,8 @@ TEST(PolicyParse, EveryExtensionField) {
 }
 
 TEST(PolicyParse, DefaultsWhenOmitted) {
-  auto p = parse_ok(R"({"version": 1, "rules": [{"match": {"collective": "allreduce"}, "codec": "threshold", "keep": 0.1},
+  auto p = parse_ok(
+      R"({"version": 1, "rules": [{"match": {"collective": "allreduce"}, "codec": "threshold", "keep": 0.1},
                                             {"codec": "cast"}]})");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->rules()[0].name, "rule0");
@@ -139,38 +140,49 @@ TEST(PolicyParse, ReportsEveryProblemWithFileAndPointer) {
       {"match": {"collective": "alltoall"}, "codec": "quantize", "error_bound": {"mode": "abs", "value": -1}},
       {"codec": "gzip"} ], "default": {"codec": "raw"}, "extra": 1})");
   ASSERT_EQ(errors.size(), 5u);
-  EXPECT_EQ(errors[0], "policy test.json: /extra: unknown key; allowed here: \"$schema\", \"description\", \"version\", "
-                       "\"tuner\", \"rules\" or \"default\"");
+  EXPECT_EQ(errors[0],
+            "policy test.json: /extra: unknown key; allowed here: \"$schema\", \"description\", "
+            "\"version\", "
+            "\"tuner\", \"rules\" or \"default\"");
   EXPECT_EQ(errors[1], "policy test.json: /rules/0/keep: must be in (0, 1], not 0");
-  EXPECT_EQ(errors[2], "policy test.json: /rules/0/refresh_every: must be an integer from 1 to 4294967295, not 0");
+  EXPECT_EQ(
+      errors[2],
+      "policy test.json: /rules/0/refresh_every: must be an integer from 1 to 4294967295, not 0");
   EXPECT_EQ(errors[3], "policy test.json: /rules/1/error_bound/value: must be > 0, not -1");
-  EXPECT_EQ(errors[4].rfind("policy test.json: /rules/2/codec: unknown codec \"gzip\"", 0), 0u) << errors[4];
+  EXPECT_EQ(errors[4].rfind("policy test.json: /rules/2/codec: unknown codec \"gzip\"", 0), 0u)
+      << errors[4];
 }
 
 TEST(PolicyParse, LossyOnIntegerOnlyDataNamesTheDtypes) {
   auto errors = parse_errors(R"({"version": 1, "rules": [
       {"match": {"dtype": ["int32", "int64"]}, "codec": "quantize", "error_bound": {"mode": "abs", "value": 1}}]})");
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].find("/rules/0/codec: lossy codec \"quantize\" can never apply"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("/rules/0/codec: lossy codec \"quantize\" can never apply"),
+            std::string::npos)
+      << errors[0];
   EXPECT_NE(errors[0].find("int32, int64"), std::string::npos) << errors[0];
 }
 
 TEST(PolicyParse, MixedDtypesWithLossyAreAllowed) {
   // Float messages are quantized; int32 ones take the fallback.
-  auto p = parse_ok(R"({"version": 1, "rules": [{"match": {"dtype": ["int32", "float32"]}, "codec": "quantize",
+  auto p = parse_ok(
+      R"({"version": 1, "rules": [{"match": {"dtype": ["int32", "float32"]}, "codec": "quantize",
       "error_bound": {"mode": "abs", "value": 1}}]})");
   EXPECT_NE(p, nullptr);
 }
 
 TEST(PolicyParse, AssumeDtypeMakesUnknownDataLossyCapable) {
-  auto p = parse_ok(R"({"version": 1, "rules": [{"match": {"dtype": ["float32"]}, "assume_dtype": "float32",
+  auto p = parse_ok(
+      R"({"version": 1, "rules": [{"match": {"dtype": ["float32"]}, "assume_dtype": "float32",
       "codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01}}]})");
   EXPECT_NE(p, nullptr);
 }
 
 TEST(PolicyParse, TooManyRules) {
   std::string text = R"({"version": 1, "rules": [)";
-  for (int i = 0; i <= kMaxRules; ++i) text += std::string(i ? "," : "") + R"({"match": {"min_bytes": )" + std::to_string(i) + R"(}, "codec": "raw"})";
+  for (int i = 0; i <= kMaxRules; ++i)
+    text += std::string(i ? "," : "") + R"({"match": {"min_bytes": )" + std::to_string(i) +
+            R"(}, "codec": "raw"})";
   text += "]}";
   auto errors = parse_errors(text);
   ASSERT_EQ(errors.size(), 1u);
@@ -180,13 +192,17 @@ TEST(PolicyParse, TooManyRules) {
 TEST(PolicyParse, InvalidJsonGivesLineAndColumn) {
   auto errors = parse_errors("{\n  \"version\": 1,\n  \"rules\": [,]\n}");
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].rfind("policy test.json: (document): not valid JSON at line 3, column 13", 0), 0u) << errors[0];
+  EXPECT_EQ(errors[0].rfind("policy test.json: (document): not valid JSON at line 3, column 13", 0),
+            0u)
+      << errors[0];
 }
 
 TEST(PolicyParse, DuplicateKeysAreErrorsNotSilentlyDropped) {
-  auto errors = parse_errors(R"({"version": 1, "rules": [{"codec": "raw"}, {"match": {"min_bytes": 1, "min_bytes": 2}, "codec": "raw"}]})");
+  auto errors = parse_errors(
+      R"({"version": 1, "rules": [{"codec": "raw"}, {"match": {"min_bytes": 1, "min_bytes": 2}, "codec": "raw"}]})");
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].rfind("policy test.json: /rules/1/match/min_bytes: duplicate key", 0), 0u) << errors[0];
+  EXPECT_EQ(errors[0].rfind("policy test.json: /rules/1/match/min_bytes: duplicate key", 0), 0u)
+      << errors[0];
 }
 
 TEST(PolicyParse, EmptyAndGarbageInputs) {

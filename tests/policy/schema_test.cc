@@ -29,7 +29,8 @@ std::set<std::string> set_of(const Keys& keys) {
 
 std::set<std::string> props(const json& obj) {
   std::set<std::string> out;
-  for (auto it = obj.at("properties").begin(); it != obj.at("properties").end(); ++it) out.insert(it.key());
+  for (auto it = obj.at("properties").begin(); it != obj.at("properties").end(); ++it)
+    out.insert(it.key());
   return out;
 }
 
@@ -59,7 +60,8 @@ TEST(Schema, NamesMatchTheParser) {
   json s = schema();
   const json& match = s.at("$defs").at("match").at("properties");
   std::set<std::string> collectives, dtypes, protos;
-  for (int i = 1; i < kNumCollectives; ++i) collectives.insert(collective_name(static_cast<Collective>(i)));
+  for (int i = 1; i < kNumCollectives; ++i)
+    collectives.insert(collective_name(static_cast<Collective>(i)));
   for (int i = 0; i < kNumDataTypes; ++i) dtypes.insert(dtype_name(static_cast<DataType>(i)));
   for (int i = 1; i < kNumProtos; ++i) protos.insert(proto_name(static_cast<Proto>(i)));
   EXPECT_EQ(enum_of(match.at("collective").at("oneOf")[0]), collectives);
@@ -73,8 +75,9 @@ TEST(Schema, ReadmeDocumentsEveryKey) {
   std::ifstream in(std::string(SQUEEZE_SOURCE_DIR) + "/config/README.md");
   ASSERT_TRUE(in);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const auto& group : {set_of(keys::kTop), set_of(keys::kRuleOnly), set_of(keys::kAction), set_of(keys::kMatch),
-                            set_of(keys::kErrorBound), set_of(keys::kEbSchedule), set_of(keys::kStream)}) {
+  for (const auto& group :
+       {set_of(keys::kTop), set_of(keys::kRuleOnly), set_of(keys::kAction), set_of(keys::kMatch),
+        set_of(keys::kErrorBound), set_of(keys::kEbSchedule), set_of(keys::kStream)}) {
     for (const std::string& k : group) EXPECT_NE(text.find("`" + k + "`"), std::string::npos) << k;
   }
 }

@@ -90,13 +90,15 @@ TEST(Stats, SummaryLine) {
   s.record_raw(1, Collective::kSend, 1024, RawCause::kPolicy);
   std::string line = s.summary_line();
   EXPECT_EQ(line.find('\n'), std::string::npos);
-  EXPECT_NE(line.find("1 messages encoded, 4.0 MiB -> 1.0 MiB (ratio 4.00)"), std::string::npos) << line;
+  EXPECT_NE(line.find("1 messages encoded, 4.0 MiB -> 1.0 MiB (ratio 4.00)"), std::string::npos)
+      << line;
   EXPECT_NE(line.find("1 raw (1.0 KiB: policy 1"), std::string::npos) << line;
 }
 
 TEST(Stats, JsonDocument) {
   std::string error;
-  auto p = load_policy((std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json").c_str(), &error);
+  auto p =
+      load_policy((std::string(SQUEEZE_SOURCE_DIR) + "/config/dlrm-alltoall.json").c_str(), &error);
   ASSERT_NE(p, nullptr) << error;
   auto s = Stats::for_policy(*p);
   ASSERT_EQ(s->slots(), 3);

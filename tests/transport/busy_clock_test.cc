@@ -16,10 +16,12 @@ constexpr TcpBacklog kReaderSlow{.busy = true, .window_full = true};
 TEST(BusyClock, CountsWritingAndTimeWithBytesUnsentButNotTheWaitForAnAck) {
   const Clock::time_point t{};
   BusyClock c(t);
-  c.wrote(t + microseconds(10), t + microseconds(40), kDrained);  // all sent: the rest is the ACK's wait
+  c.wrote(t + microseconds(10), t + microseconds(40),
+          kDrained);  // all sent: the rest is the ACK's wait
   c.poll(t + microseconds(90), kDrained);
   EXPECT_DOUBLE_EQ(c.busy_us(), 30);
-  c.wrote(t + microseconds(100), t + microseconds(120), kUnsent);  // the network cannot take more yet
+  c.wrote(t + microseconds(100), t + microseconds(120),
+          kUnsent);  // the network cannot take more yet
   EXPECT_TRUE(c.busy());
   c.poll(t + microseconds(170), kUnsent);
   c.poll(t + microseconds(200), kDrained);
@@ -50,7 +52,8 @@ TEST(BusyClock, ALongGapAfterWhichTheBytesHadLeftIsUnsure) {
   c.poll(t + microseconds(5210), kDrained);  // 5 ms away: they may have left at any time
   EXPECT_DOUBLE_EQ(c.unsure_us(), 5000);
   c.wrote(t + microseconds(6000), t + microseconds(6010), kUnsent);
-  c.wrote(t + microseconds(9010), t + microseconds(9020), kUnsent);  // no look before the next write either
+  c.wrote(t + microseconds(9010), t + microseconds(9020),
+          kUnsent);  // no look before the next write either
   EXPECT_DOUBLE_EQ(c.unsure_us(), 8000);
   c.poll(t + microseconds(12020), kUnsent);  // still unsent after the gap: busy all along
   EXPECT_DOUBLE_EQ(c.unsure_us(), 8000);
@@ -62,10 +65,12 @@ TEST(BusyClock, LooksOnlyWhileTheLinkMayBeBusyAndNotTooOften) {
   BusyClock c(t);
   EXPECT_FALSE(c.look_due(t + microseconds(500))) << "nothing written: nothing to look for";
   c.wrote(t, t + microseconds(10), kUnsent);
-  EXPECT_FALSE(c.look_due(t + microseconds(15))) << "two system calls per test() would cost the poller";
+  EXPECT_FALSE(c.look_due(t + microseconds(15)))
+      << "two system calls per test() would cost the poller";
   EXPECT_TRUE(c.look_due(t + microseconds(30)));
   EXPECT_FALSE(c.look_before_write(t + microseconds(30))) << "a short gap is not worth a look";
-  EXPECT_TRUE(c.look_before_write(t + microseconds(300))) << "without a look this gap would be unsure";
+  EXPECT_TRUE(c.look_before_write(t + microseconds(300)))
+      << "without a look this gap would be unsure";
   c.poll(t + microseconds(300), kDrained);
   EXPECT_FALSE(c.look_due(t + microseconds(900)));
   EXPECT_FALSE(c.look_before_write(t + microseconds(900)));

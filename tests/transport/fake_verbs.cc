@@ -111,7 +111,8 @@ int query_gid(ibv_context* c, uint8_t port, int index, ibv_gid* gid) {
   auto* w = world();
   Lock l(w->mu);
   FDevice* d = ctx_of(c)->dev;
-  if (port < 1 || port > d->cfg.ports.size() || !w->gid_of(*d, port, index, gid)) return fail(EINVAL);
+  if (port < 1 || port > d->cfg.ports.size() || !w->gid_of(*d, port, index, gid))
+    return fail(EINVAL);
   return 0;
 }
 
@@ -142,7 +143,8 @@ int dealloc_pd(ibv_pd* pd) {
 ibv_mr* make_mr(FakeVerbs::World* w, ibv_pd* pd, uintptr_t addr, std::size_t len, int access) {
   if (addr == 0 || len == 0) return fail_null<ibv_mr>(EINVAL);
   // Remote write (or atomics) without local write is invalid, as in the verbs spec.
-  if ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)) return fail_null<ibv_mr>(EINVAL);
+  if ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE))
+    return fail_null<ibv_mr>(EINVAL);
   auto m = std::make_unique<FMr>();
   m->pd = pd_of(pd);
   m->addr = addr;
@@ -177,7 +179,8 @@ ibv_mr* reg_mr_iova2(ibv_pd* pd, void* addr, std::size_t len, uint64_t iova, uns
   return make_mr(w, pd, reinterpret_cast<uintptr_t>(addr), len, static_cast<int>(access));
 }
 
-ibv_mr* reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, std::size_t len, uint64_t iova, int fd, int access) {
+ibv_mr* reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, std::size_t len, uint64_t iova, int fd,
+                      int access) {
   auto* w = world();
   Lock l(w->mu);
   (void)offset;

@@ -29,8 +29,8 @@ struct FakePort {
   ibv_port_state state = IBV_PORT_ACTIVE;
   uint8_t link_layer = IBV_LINK_LAYER_INFINIBAND;
   ibv_mtu active_mtu = IBV_MTU_4096;
-  uint8_t active_width = 2;   // 4x
-  uint8_t active_speed = 32;  // EDR: 25 Gb/s per lane
+  uint8_t active_width = 2;        // 4x
+  uint8_t active_speed = 32;       // EDR: 25 Gb/s per lane
   uint32_t max_msg_sz = 1u << 30;  // largest work request; longer ones fail with a length error
 };
 
@@ -38,7 +38,8 @@ struct FakeDevice {
   std::string name = "fake_0";
   uint64_t guid = 0x1122334455667788ull;
   std::vector<FakePort> ports = std::vector<FakePort>(1);
-  bool dmabuf = true;  // kernel dma-buf support (reg_dmabuf_mr with fd -1 fails EBADF, not EOPNOTSUPP)
+  bool dmabuf =
+      true;  // kernel dma-buf support (reg_dmabuf_mr with fd -1 fails EBADF, not EOPNOTSUPP)
   int max_qp_wr = 4096;
 };
 
@@ -61,10 +62,10 @@ struct QpInfo {
 struct FakeCounters {
   int contexts = 0, pds = 0, mrs = 0, cqs = 0, qps = 0, device_lists = 0;  // live objects
   uint64_t reg_mr_calls = 0;
-  uint64_t reg_mr_iova2_calls = 0;  // of which through ibv_reg_mr_iova2
-  uint64_t relaxed_mrs = 0;         // registrations with IBV_ACCESS_RELAXED_ORDERING
+  uint64_t reg_mr_iova2_calls = 0;                 // of which through ibv_reg_mr_iova2
+  uint64_t relaxed_mrs = 0;                        // registrations with IBV_ACCESS_RELAXED_ORDERING
   uint64_t writes = 0, write_imms = 0, reads = 0;  // completed work requests
-  uint64_t bytes = 0;                               // moved by them
+  uint64_t bytes = 0;                              // moved by them
 };
 
 class FakeVerbs {

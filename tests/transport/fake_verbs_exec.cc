@@ -10,7 +10,8 @@ namespace squeeze::transport::ib::fake {
 namespace {
 
 // Copies n bytes between the scatter/gather list (starting `off` bytes into it) and `other`.
-void copy_sges(const std::vector<ibv_sge>& sges, uint64_t off, uint8_t* other, uint64_t n, bool into_sges) {
+void copy_sges(const std::vector<ibv_sge>& sges, uint64_t off, uint8_t* other, uint64_t n,
+               bool into_sges) {
   for (const ibv_sge& s : sges) {
     if (n == 0) return;
     if (off >= s.length) {
@@ -97,10 +98,12 @@ void FakeVerbs::World::fail_wr(FQp& q, ibv_wc_status st) {
   to_error(q);
 }
 
-FMr* FakeVerbs::World::find_mr(FPd* pd, uint32_t key, bool remote, uint64_t addr, uint64_t len, int need) {
+FMr* FakeVerbs::World::find_mr(FPd* pd, uint32_t key, bool remote, uint64_t addr, uint64_t len,
+                               int need) {
   for (auto& [p, m] : mrs) {
     if ((remote ? m->mr.rkey : m->mr.lkey) != key || m->pd != pd) continue;
-    if (addr < m->addr || addr - m->addr > m->len || len > m->len - (addr - m->addr)) return nullptr;
+    if (addr < m->addr || addr - m->addr > m->len || len > m->len - (addr - m->addr))
+      return nullptr;
     return (m->access & need) == need ? m.get() : nullptr;
   }
   return nullptr;
@@ -117,17 +120,20 @@ bool FakeVerbs::World::step(FQp& i) {
   SendWr& w = i.sq.front();
   auto it = qps.find(i.dest_qpn);
   FQp* r = it == qps.end() ? nullptr : it->second.get();
-  bool routed = r != nullptr && !r->dead() && (r->qp.state == IBV_QPS_RTR || r->qp.state == IBV_QPS_RTS) &&
+  bool routed = r != nullptr && !r->dead() &&
+                (r->qp.state == IBV_QPS_RTR || r->qp.state == IBV_QPS_RTS) &&
                 r->dest_qpn == i.qp.qp_num && i.sq_psn == r->rq_psn;
   if (routed) {  // the address vector must name the responder's port
     const FDevice& rd = *r->dev();
     if (i.ah.is_global) {
       ibv_gid g{};
       bool found = false;
-      for (int k = 0; k < 4 && !found; ++k) found = gid_of(rd, r->port, k, &g) && same_gid(g, i.ah.grh.dgid);
+      for (int k = 0; k < 4 && !found; ++k)
+        found = gid_of(rd, r->port, k, &g) && same_gid(g, i.ah.grh.dgid);
       routed = found;
     } else {
-      routed = rd.cfg.ports[r->port - 1].link_layer != IBV_LINK_LAYER_ETHERNET && rd.lids[r->port - 1] == i.ah.dlid;
+      routed = rd.cfg.ports[r->port - 1].link_layer != IBV_LINK_LAYER_ETHERNET &&
+               rd.lids[r->port - 1] == i.ah.dlid;
     }
   }
   if (!routed) {
@@ -140,24 +146,28 @@ bool FakeVerbs::World::step(FQp& i) {
     return true;
   }
   for (const ibv_sge& s : w.sges) {
-    if (s.length > 0 && find_mr(i.pd, s.lkey, false, s.addr, s.length, read ? IBV_ACCESS_LOCAL_WRITE : 0) == nullptr) {
+    if (s.length > 0 && find_mr(i.pd, s.lkey, false, s.addr, s.length,
+                                read ? IBV_ACCESS_LOCAL_WRITE : 0) == nullptr) {
       fail_wr(i, IBV_WC_LOC_PROT_ERR);
       return true;
     }
   }
   const int need = read ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
-  bool bad = (r->access & need) == 0 || (read && (i.max_rd_atomic < 1 || r->max_dest_rd_atomic < 1));
+  bool bad =
+      (r->access & need) == 0 || (read && (i.max_rd_atomic < 1 || r->max_dest_rd_atomic < 1));
   if (!w.started && corrupt_rkey) {
     corrupt_rkey = false;
     bad = true;
   }
-  if (!bad && w.total > 0) bad = find_mr(r->pd, w.rkey, true, w.remote_addr, w.total, need) == nullptr;
+  if (!bad && w.total > 0)
+    bad = find_mr(r->pd, w.rkey, true, w.remote_addr, w.total, need) == nullptr;
   if (bad) {
     fail_wr(i, IBV_WC_REM_ACCESS_ERR);
     if (r != &i) to_error(*r);
     return true;
   }
-  if (w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM && r->rq.empty()) return false;  // receiver not ready: retry
+  if (w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM && r->rq.empty())
+    return false;  // receiver not ready: retry
   w.started = true;
   const uint64_t n = std::min<uint64_t>(piece, w.total - w.done);
   auto* remote = reinterpret_cast<uint8_t*>(w.remote_addr + w.done);
@@ -214,9 +224,11 @@ int exec_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     *bad = p;
     const ibv_qp_state st = q.qp.state;
     if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) return errno = EINVAL;
-    if (p->opcode != IBV_WR_RDMA_WRITE && p->opcode != IBV_WR_RDMA_WRITE_WITH_IMM && p->opcode != IBV_WR_RDMA_READ)
+    if (p->opcode != IBV_WR_RDMA_WRITE && p->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
+        p->opcode != IBV_WR_RDMA_READ)
       return errno = EINVAL;
-    if ((p->send_flags & IBV_SEND_INLINE) != 0 || p->num_sge < 0 || static_cast<uint32_t>(p->num_sge) > q.cap.max_send_sge)
+    if ((p->send_flags & IBV_SEND_INLINE) != 0 || p->num_sge < 0 ||
+        static_cast<uint32_t>(p->num_sge) > q.cap.max_send_sge)
       return errno = EINVAL;
     if (q.posted - q.retired >= q.cap.max_send_wr) return errno = ENOMEM;
     SendWr s;
@@ -243,7 +255,8 @@ int exec_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   FQp& q = *qp_of(qp);
   for (ibv_recv_wr* p = wr; p != nullptr; p = p->next) {
     *bad = p;
-    if (q.qp.state == IBV_QPS_RESET || p->num_sge < 0 || static_cast<uint32_t>(p->num_sge) > q.cap.max_recv_sge)
+    if (q.qp.state == IBV_QPS_RESET || p->num_sge < 0 ||
+        static_cast<uint32_t>(p->num_sge) > q.cap.max_recv_sge)
       return errno = EINVAL;
     if (q.rq.size() >= q.cap.max_recv_wr) return errno = ENOMEM;
     q.rq.push_back(RecvWr{p->wr_id});

@@ -36,7 +36,8 @@ inline IbOptions test_options(const std::string& hca, int qps = 1) {
 }
 
 // Calls step() until done() or `seconds` pass; false on timeout.
-inline bool spin(const std::function<bool()>& done, const std::function<void()>& step, double seconds = 10) {
+inline bool spin(const std::function<bool()>& done, const std::function<void()>& step,
+                 double seconds = 10) {
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!done()) {
     if (std::chrono::steady_clock::now() > end) return false;
@@ -62,8 +63,8 @@ struct IbPair {
     a.reset();
     FakeCounters c = fake.counters();
     EXPECT_EQ(c.contexts + c.pds + c.mrs + c.cqs + c.qps + c.device_lists, 0)
-        << "leaked: contexts " << c.contexts << " pds " << c.pds << " mrs " << c.mrs << " cqs " << c.cqs << " qps "
-        << c.qps;
+        << "leaked: contexts " << c.contexts << " pds " << c.pds << " mrs " << c.mrs << " cqs "
+        << c.cqs << " qps " << c.qps;
     for (const auto& v : fake.violations()) ADD_FAILURE() << v;
   }
 
@@ -110,7 +111,9 @@ struct IbPair {
     RecvItem ri{3, dst.data(), dst.size()};
     int rs = -1, ss = -1;
     ASSERT_TRUE(recv->post({&ri, 1}, &rs).ok());
-    ASSERT_TRUE(send->post({{3, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss).ok());
+    ASSERT_TRUE(
+        send->post({{3, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss)
+            .ok());
     ASSERT_TRUE(complete(ss, rs, {}).ok());
     EXPECT_TRUE(src == dst);
   }

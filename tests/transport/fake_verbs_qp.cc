@@ -11,11 +11,14 @@ ibv_qp* fake_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
   auto* w = world();
   Lock l(w->mu);
   FPd* p = pd_of(pd);
-  if (a->qp_type != IBV_QPT_RC || a->send_cq == nullptr || a->recv_cq == nullptr) return fail_null<ibv_qp>(EINVAL);
-  if (cq_of(a->send_cq)->ctx != p->ctx || cq_of(a->recv_cq)->ctx != p->ctx) return fail_null<ibv_qp>(EINVAL);
+  if (a->qp_type != IBV_QPT_RC || a->send_cq == nullptr || a->recv_cq == nullptr)
+    return fail_null<ibv_qp>(EINVAL);
+  if (cq_of(a->send_cq)->ctx != p->ctx || cq_of(a->recv_cq)->ctx != p->ctx)
+    return fail_null<ibv_qp>(EINVAL);
   const int max_wr = p->ctx->dev->cfg.max_qp_wr;
-  if (a->cap.max_send_wr > static_cast<uint32_t>(max_wr) || a->cap.max_recv_wr > static_cast<uint32_t>(max_wr) ||
-      a->cap.max_send_sge > 30 || a->cap.max_recv_sge > 30)
+  if (a->cap.max_send_wr > static_cast<uint32_t>(max_wr) ||
+      a->cap.max_recv_wr > static_cast<uint32_t>(max_wr) || a->cap.max_send_sge > 30 ||
+      a->cap.max_recv_sge > 30)
     return fail_null<ibv_qp>(EINVAL);
   auto q = std::make_unique<FQp>();
   q->pd = p;
@@ -60,14 +63,16 @@ int fake_modify_qp(ibv_qp* qp, ibv_qp_attr* a, int mask) {
     q.port = a->port_num;
     q.access = static_cast<int>(a->qp_access_flags);
   } else if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) {
-    if (!has(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-             IBV_QP_MIN_RNR_TIMER))
+    if (!has(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
       return fail(EINVAL);
     const FakePort& port = dev.cfg.ports[q.port - 1];
-    if (a->path_mtu < IBV_MTU_256 || a->path_mtu > port.active_mtu || a->ah_attr.port_num != q.port) return fail(EINVAL);
+    if (a->path_mtu < IBV_MTU_256 || a->path_mtu > port.active_mtu || a->ah_attr.port_num != q.port)
+      return fail(EINVAL);
     if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
       ibv_gid g{};
-      if (!a->ah_attr.is_global || !w->gid_of(dev, q.port, a->ah_attr.grh.sgid_index, &g)) return fail(EINVAL);
+      if (!a->ah_attr.is_global || !w->gid_of(dev, q.port, a->ah_attr.grh.sgid_index, &g))
+        return fail(EINVAL);
     } else if (a->ah_attr.dlid == 0) {
       return fail(EINVAL);
     }
@@ -77,7 +82,8 @@ int fake_modify_qp(ibv_qp* qp, ibv_qp_attr* a, int mask) {
     q.ah = a->ah_attr;
     q.max_dest_rd_atomic = a->max_dest_rd_atomic;
   } else if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) {
-    if (!has(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+    if (!has(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+             IBV_QP_MAX_QP_RD_ATOMIC))
       return fail(EINVAL);
     q.sq_psn = a->sq_psn & 0xffffff;
     q.max_rd_atomic = a->max_rd_atomic;

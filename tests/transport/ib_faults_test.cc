@@ -7,7 +7,9 @@
 namespace squeeze::transport::ib::fake {
 namespace {
 
-bool has(const Status& s, const std::string& what) { return s.message().find(what) != std::string::npos; }
+bool has(const Status& s, const std::string& what) {
+  return s.message().find(what) != std::string::npos;
+}
 
 // Runs one message through, so both sides are past set-up and the CTS path works.
 void warm_up(IbPair& p) {
@@ -60,10 +62,13 @@ TEST(IbFaults, MessageLargerThanThePostedReceiveFailsBothSides) {
   Outcome o{p.send->post({{4, PayloadKind::kRaw, 101, 101}, src.data(), nullptr}, &ss), {}};
   o = drive(p, ss, rs, 5, o);
   EXPECT_EQ(o.send.code(), Status::Code::kInvalidUsage) << o.send.message();
-  EXPECT_TRUE(has(o.send, "(tag 4, 101 bytes) is larger than the receive the peer posted: 100 bytes")) << o.send.message();
+  EXPECT_TRUE(
+      has(o.send, "(tag 4, 101 bytes) is larger than the receive the peer posted: 100 bytes"))
+      << o.send.message();
   EXPECT_EQ(o.recv.code(), Status::Code::kRemote) << o.recv.message();
   EXPECT_TRUE(has(o.recv, "the sender rejected its message (tag 4, 101 bytes")) << o.recv.message();
-  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](uint8_t b) { return b == 0; })) << "nothing written";
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](uint8_t b) { return b == 0; }))
+      << "nothing written";
   p.close_and_check();
 }
 
@@ -75,9 +80,13 @@ TEST(IbFaults, FrameLargerThanTheStagingSlotFails) {
   RecvItem ri{4, dst.data(), dst.size()};
   int rs = -1, ss = -1;
   ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
-  Outcome o{p.send->post({{4, PayloadKind::kFrame, frame.size(), 100}, frame.data(), nullptr}, &ss), {}};
+  Outcome o{p.send->post({{4, PayloadKind::kFrame, frame.size(), 100}, frame.data(), nullptr}, &ss),
+            {}};
   o = drive(p, ss, rs, 5, o);
-  EXPECT_TRUE(has(o.send, "a 204800-byte frame) is larger than the receive the peer posted: 100 bytes, staging")) << o.send.message();
+  EXPECT_TRUE(
+      has(o.send,
+          "a 204800-byte frame) is larger than the receive the peer posted: 100 bytes, staging"))
+      << o.send.message();
   EXPECT_FALSE(o.recv.ok());
   p.close_and_check();
 }
@@ -92,8 +101,11 @@ TEST(IbFaults, UnknownTagFailsBothSides) {
   ASSERT_TRUE(p.recv->post({items, 2}, &rs).ok());
   Outcome o{p.send->post({{9, PayloadKind::kRaw, 4, 4}, buf, nullptr}, &ss), {}};
   o = drive(p, ss, rs, 5, o);
-  EXPECT_TRUE(has(o.send, "(tag 9, 4 bytes) matches no tag of the receive posted by the peer (tags {1,2})")) << o.send.message();
-  EXPECT_TRUE(has(o.recv, "the sender's message (tag 9, 4 bytes) matches no tag")) << o.recv.message();
+  EXPECT_TRUE(
+      has(o.send, "(tag 9, 4 bytes) matches no tag of the receive posted by the peer (tags {1,2})"))
+      << o.send.message();
+  EXPECT_TRUE(has(o.recv, "the sender's message (tag 9, 4 bytes) matches no tag"))
+      << o.recv.message();
   p.close_and_check();
 }
 
@@ -115,7 +127,8 @@ TEST(IbFaults, ReceiverQpInErrorFailsBothSidesNamingTheQp) {
   EXPECT_TRUE(has(o.recv, "IBV_WC_WR_FLUSH_ERR")) << o.recv.message();
   EXPECT_TRUE(has(o.recv, "fake_1:1 with peer 127.0.0.1:")) << o.recv.message();
   EXPECT_TRUE(has(o.send, "IBV_WC_RETRY_EXC_ERR")) << o.send.message();
-  EXPECT_TRUE(has(o.send, "during an RDMA write of a message (tag 1, 100 bytes)")) << o.send.message();
+  EXPECT_TRUE(has(o.send, "during an RDMA write of a message (tag 1, 100 bytes)"))
+      << o.send.message();
   p.close_and_check();
 }
 
@@ -167,7 +180,9 @@ TEST(IbFaults, VanishedReceiverFailsTheWrite) {
   int ss = -1;
   ASSERT_TRUE(p.send->post({{1, PayloadKind::kRaw, 10, 10}, buf.data(), nullptr}, &ss).ok());
   Outcome o = drive(p, ss, -1);
-  EXPECT_TRUE(has(o.send, "IBV_WC_RETRY_EXC_ERR (transport retry counter exceeded: peer unreachable)")) << o.send.message();
+  EXPECT_TRUE(
+      has(o.send, "IBV_WC_RETRY_EXC_ERR (transport retry counter exceeded: peer unreachable)"))
+      << o.send.message();
   p.close_and_check();
 }
 
@@ -194,7 +209,9 @@ TEST(IbFaults, SenderKilledMidTransferEndsTheReceive) {
   RecvItem ri{1, dst.data(), dst.size()};
   int rs = -1, ss = -1;
   ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
-  ASSERT_TRUE(p.send->post({{1, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss).ok());
+  ASSERT_TRUE(
+      p.send->post({{1, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss)
+          .ok());
   bool done = false;
   for (int i = 0; i < 10; ++i) {  // part of the payload lands
     ASSERT_TRUE(p.send->test(ss, &done).ok());

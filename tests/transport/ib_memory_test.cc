@@ -87,7 +87,8 @@ TEST(IbMrCache, NcclRegistrationsAreDroppedOnRelease) {
   ASSERT_TRUE(cache.register_region(m, &b).ok());
   EXPECT_EQ(a, b);
   EXPECT_EQ(a->explicit_refs, 2);
-  ASSERT_TRUE(cache.find_or_register(buf.data() + 5, 1000, &c).ok()) << "an unregistered pointer into it";
+  ASSERT_TRUE(cache.find_or_register(buf.data() + 5, 1000, &c).ok())
+      << "an unregistered pointer into it";
   EXPECT_EQ(c, a);
   cache.release(a);
   cache.release(b);
@@ -134,7 +135,9 @@ TEST(IbRegistration, TransfersReuseRegistrations) {
     RecvItem ri{1, dst.data(), dst.size()};
     int rs = -1, ss = -1;
     ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
-    ASSERT_TRUE(p.send->post({{1, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss).ok());
+    ASSERT_TRUE(
+        p.send->post({{1, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss)
+            .ok());
     ASSERT_TRUE(p.complete(ss, rs, {}).ok());
     p.send->release(ss);
     p.recv->release(rs);
@@ -150,7 +153,8 @@ TEST(IbRegistration, TransfersReuseRegistrations) {
   RecvItem ri{1, dst.data(), dst.size(), rs_reg.get()};
   int rs = -1, ss = -1;
   ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
-  ASSERT_TRUE(p.send->post({{1, PayloadKind::kRaw, 4096, 4096}, src.data() + 100, ss_reg.get()}, &ss).ok());
+  ASSERT_TRUE(
+      p.send->post({{1, PayloadKind::kRaw, 4096, 4096}, src.data() + 100, ss_reg.get()}, &ss).ok());
   ASSERT_TRUE(p.complete(ss, rs, {}).ok());
   p.send->release(ss);
   p.recv->release(rs);
@@ -196,7 +200,9 @@ TEST(IbRegistration, GpuReceivesAreFlushedThroughALoopbackRead) {
   RecvItem ri{2, gpu.data(), gpu.size(), greg.get()};
   int rs = -1, ss = -1;
   ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
-  ASSERT_TRUE(p.send->post({{2, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss).ok());
+  ASSERT_TRUE(
+      p.send->post({{2, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss)
+          .ok());
   ASSERT_TRUE(p.complete(ss, rs, {}).ok());
   EXPECT_TRUE(std::equal(src.begin(), src.end(), gpu.begin()));
   const uint64_t reads = p.fake.counters().reads;
@@ -207,7 +213,8 @@ TEST(IbRegistration, GpuReceivesAreFlushedThroughALoopbackRead) {
   bool done = false;
   ASSERT_TRUE(spin([&] { return done; }, [&] { ASSERT_TRUE(p.recv->test_flush(fs, &done).ok()); }));
   EXPECT_EQ(p.fake.counters().reads, reads + 1);
-  EXPECT_EQ(p.recv->test_flush(fs, &done).code(), Status::Code::kInvalidUsage) << "the slot freed itself";
+  EXPECT_EQ(p.recv->test_flush(fs, &done).code(), Status::Code::kInvalidUsage)
+      << "the slot freed itself";
   RecvItem hi{3, host.data(), 10, hreg.get()};
   ASSERT_TRUE(p.recv->flush({&hi, 1}, &fs).ok());
   EXPECT_EQ(fs, RecvComm::kNothingToFlush) << "host memory needs no flush";

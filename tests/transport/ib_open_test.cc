@@ -14,7 +14,8 @@ namespace {
 void expect_clean(const FakeVerbs& f) {
   FakeCounters c = f.counters();
   EXPECT_EQ(c.contexts + c.pds + c.mrs + c.cqs + c.qps + c.device_lists, 0)
-      << "leaked: contexts " << c.contexts << " pds " << c.pds << " mrs " << c.mrs << " cqs " << c.cqs << " qps " << c.qps;
+      << "leaked: contexts " << c.contexts << " pds " << c.pds << " mrs " << c.mrs << " cqs "
+      << c.cqs << " qps " << c.qps;
   for (const auto& v : f.violations()) ADD_FAILURE() << v;
 }
 
@@ -89,7 +90,8 @@ TEST(IbOpen, NoUsablePortIsNamed) {
 
 TEST(IbOpen, RealLibraryOnThisMachineSaysWhyNot) {
   std::error_code ec;
-  if (std::filesystem::exists("/sys/class/infiniband", ec) && !std::filesystem::is_empty("/sys/class/infiniband", ec))
+  if (std::filesystem::exists("/sys/class/infiniband", ec) &&
+      !std::filesystem::is_empty("/sys/class/infiniband", ec))
     GTEST_SKIP() << "this machine has RDMA devices";
   std::string why;
   EXPECT_EQ(open_transport(IbOptions{}, sock::SocketOptions{}, &why), nullptr);

@@ -46,9 +46,10 @@ TEST(IbStream, TwoThreadsManyMessagesInFlight) {
       if (next < msgs.size() && inflight.size() < kDepth) {
         const Msg& m = msgs[next];
         const uint64_t n = m.bytes.size();
-        SendItem si{{static_cast<int32_t>(next % 4), m.frame ? PayloadKind::kFrame : PayloadKind::kRaw, n,
-                     m.frame ? n + 10 : n},
-                    m.bytes.data(), nullptr};
+        SendItem si{{static_cast<int32_t>(next % 4),
+                     m.frame ? PayloadKind::kFrame : PayloadKind::kRaw, n, m.frame ? n + 10 : n},
+                    m.bytes.data(),
+                    nullptr};
         int slot = -1;
         if (Status s = p.send->post(si, &slot); !s.ok()) {
           send_err = s.message();

@@ -53,9 +53,28 @@ TEST_P(IbTransfer, EverySizeArrivesIntact) {
   IbPair p;
   p.open(GetParam());
   p.connect();
-  const std::vector<std::size_t> sizes = {0,     1,     2,      3,       7,       63,      64,        65,
-                                          4095,  4096,  4097,   65535,   65536,   65537,   131071,    131073,
-                                          262147, 999999, 1 << 20, (1 << 20) + 3, (4 << 20) - 1, 4 << 20};
+  const std::vector<std::size_t> sizes = {0,
+                                          1,
+                                          2,
+                                          3,
+                                          7,
+                                          63,
+                                          64,
+                                          65,
+                                          4095,
+                                          4096,
+                                          4097,
+                                          65535,
+                                          65536,
+                                          65537,
+                                          131071,
+                                          131073,
+                                          262147,
+                                          999999,
+                                          1 << 20,
+                                          (1 << 20) + 3,
+                                          (4 << 20) - 1,
+                                          4 << 20};
   for (std::size_t n : sizes) {
     auto src = pattern(n, static_cast<uint32_t>(n));
     std::vector<uint8_t> dst(n + 4096, 0xcd);
@@ -73,7 +92,8 @@ TEST_P(IbTransfer, EverySizeArrivesIntact) {
     EXPECT_EQ(got[0].header.kind, PayloadKind::kRaw);
     EXPECT_EQ(got[0].header.tag, 7);
     ASSERT_TRUE(std::equal(src.begin(), src.end(), dst.begin())) << "size " << n;
-    for (std::size_t i = n; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xcd) << "byte " << i << " past a " << n << "-byte message";
+    for (std::size_t i = n; i < dst.size(); ++i)
+      ASSERT_EQ(dst[i], 0xcd) << "byte " << i << " past a " << n << "-byte message";
     p.send->release(ss);
     p.recv->release(rs);
   }
@@ -115,15 +135,19 @@ TEST(IbTransferMore, EightInFlightThenQueuesFull) {
     RecvItem ri{1, buf.data(), buf.size()};
     int slot = -2;
     ASSERT_TRUE(p.recv->post({&ri, 1}, &slot).ok());
-    if (i < kMaxRequests) r.push_back(slot);
-    else EXPECT_EQ(slot, -1) << "receive " << i + 1 << " must not fit";
+    if (i < kMaxRequests)
+      r.push_back(slot);
+    else
+      EXPECT_EQ(slot, -1) << "receive " << i + 1 << " must not fit";
   }
   for (int i = 0; i <= kMaxRequests * kMaxRecvs; ++i) {
     SendItem si{{1, PayloadKind::kRaw, 8, 8}, buf.data(), nullptr};
     int slot = -2;
     ASSERT_TRUE(p.send->post(si, &slot).ok());
-    if (i < kMaxRequests * kMaxRecvs) s.push_back(slot);
-    else EXPECT_EQ(slot, -1) << "send " << i + 1 << " must not fit";
+    if (i < kMaxRequests * kMaxRecvs)
+      s.push_back(slot);
+    else
+      EXPECT_EQ(slot, -1) << "send " << i + 1 << " must not fit";
   }
   // The 32 receives complete with the first 32 sends; the rest wait for receives.
   for (int i = 0; i < kMaxRequests; ++i) {
@@ -142,7 +166,8 @@ TEST(IbTransferMore, GroupedReceiveMatchesTagsInAnyOrder) {
   std::vector<std::vector<uint8_t>> src, dst;
   RecvItem items[kMaxRecvs];
   for (int i = 0; i < kMaxRecvs; ++i) {
-    src.push_back(pattern(1000 * static_cast<std::size_t>(i + 1) + 1, 40 + static_cast<uint32_t>(i)));
+    src.push_back(
+        pattern(1000 * static_cast<std::size_t>(i + 1) + 1, 40 + static_cast<uint32_t>(i)));
     dst.emplace_back(src[i].size() + 10, 0);
     items[i] = RecvItem{100 + i, dst[i].data(), dst[i].size()};
   }
@@ -175,8 +200,12 @@ TEST(IbTransferMore, FramesLandInStagingRawInTheBuffer) {
   RecvItem items[2] = {{1, d0.data(), d0.size()}, {2, d1.data(), d1.size()}};
   int rs = -1, s0 = -1, s1 = -1;
   ASSERT_TRUE(p.recv->post({items, 2}, &rs).ok());
-  ASSERT_TRUE(p.send->post({{1, PayloadKind::kFrame, frame.size(), 8192}, frame.data(), nullptr}, &s0).ok());
-  ASSERT_TRUE(p.send->post({{2, PayloadKind::kRaw, raw.size(), raw.size()}, raw.data(), nullptr}, &s1).ok());
+  ASSERT_TRUE(
+      p.send->post({{1, PayloadKind::kFrame, frame.size(), 8192}, frame.data(), nullptr}, &s0)
+          .ok());
+  ASSERT_TRUE(
+      p.send->post({{2, PayloadKind::kRaw, raw.size(), raw.size()}, raw.data(), nullptr}, &s1)
+          .ok());
   Received got[2];
   ASSERT_TRUE(p.complete(s0, -1, {}).ok());
   ASSERT_TRUE(p.complete(s1, rs, got).ok());
@@ -185,7 +214,8 @@ TEST(IbTransferMore, FramesLandInStagingRawInTheBuffer) {
   EXPECT_EQ(got[0].header.original_bytes, 8192u);
   ASSERT_EQ(got[0].staged.size(), frame.size());
   EXPECT_TRUE(std::equal(frame.begin(), frame.end(), got[0].staged.begin()));
-  EXPECT_TRUE(std::all_of(d0.begin(), d0.end(), [](uint8_t b) { return b == 0xee; })) << "a frame never touches the buffer";
+  EXPECT_TRUE(std::all_of(d0.begin(), d0.end(), [](uint8_t b) { return b == 0xee; }))
+      << "a frame never touches the buffer";
   EXPECT_EQ(got[1].header.kind, PayloadKind::kRaw);
   EXPECT_TRUE(got[1].staged.empty());
   EXPECT_TRUE(std::equal(raw.begin(), raw.end(), d1.begin()));

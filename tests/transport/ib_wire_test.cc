@@ -61,7 +61,8 @@ TEST(IbHandshake, EveryBadFieldIsNamed) {
   const Role s = Role::kSender;
   EXPECT_EQ(parse_mutated(s, 0, 0), "queue-pair info: bad magic");
   EXPECT_EQ(parse_mutated(s, 4, 9), "queue-pair info: unsupported version 9");
-  EXPECT_EQ(parse_mutated(s, 6, 3), "queue-pair info: role 3 is neither sender (1) nor receiver (2)");
+  EXPECT_EQ(parse_mutated(s, 6, 3),
+            "queue-pair info: role 3 is neither sender (1) nor receiver (2)");
   EXPECT_EQ(parse_mutated(s, 7, 0), "queue-pair info: nqps 0 outside [1, 8]");
   EXPECT_EQ(parse_mutated(s, 7, 9), "queue-pair info: nqps 9 outside [1, 8]");
   EXPECT_EQ(parse_mutated(s, 18, 3), "queue-pair info: unknown link layer 3");
@@ -147,7 +148,8 @@ TEST(IbWire, CtsRoundTripsAndBadFieldsAreNamed) {
   EXPECT_EQ(mutate(6, 1), "clear-to-send: reserved bytes are not zero");
   EXPECT_EQ(mutate(32 + 2 * 48, 1), "clear-to-send: item 2 set beyond n");
   EXPECT_EQ(mutate(32 + 44, 1), "clear-to-send: item 0 reserved bytes are not zero");
-  EXPECT_EQ(mutate(32 + 48 + 8, 1), "clear-to-send: item 1 has a bad buffer range") << "capacity without an address";
+  EXPECT_EQ(mutate(32 + 48 + 8, 1), "clear-to-send: item 1 has a bad buffer range")
+      << "capacity without an address";
   Cts wrap = in;
   wrap.items[0].addr = ~uint64_t{0} - 100;  // address + capacity wraps
   encode_cts(wrap, b);
@@ -174,7 +176,8 @@ TEST(IbWire, RecordsAreCheckedAgainstThePostedReceive) {
     return parse_record(b, want, &h);
   };
   EXPECT_EQ(check({RecordKind::kRaw, 2, 2, RejectReason::kNone, 5, 77, 1, 1}),
-            "message record for item 2, 2 parts, sequence 77 arrived where item 3, 2 parts, sequence 77 was due");
+            "message record for item 2, 2 parts, sequence 77 arrived where item 3, 2 parts, "
+            "sequence 77 was due");
   EXPECT_EQ(check({RecordKind::kRaw, 3, 2, RejectReason::kNone, 6, 77, 1, 1}),
             "message record: tag 6 where the matched receive has tag 5");
   EXPECT_EQ(check({RecordKind::kRaw, 3, 2, RejectReason::kNone, 5, 77, 1, 2}),
@@ -183,11 +186,16 @@ TEST(IbWire, RecordsAreCheckedAgainstThePostedReceive) {
             "message (tag 5, 1001 bytes) exceeds the posted receive of 1000 bytes");
   EXPECT_EQ(check({RecordKind::kFrame, 3, 2, RejectReason::kNone, 5, 77, 66537, 10}),
             "frame of 66537 bytes exceeds the staging slot of 66536");
-  EXPECT_EQ(check({static_cast<RecordKind>(3), 3, 2, RejectReason::kNone, 5, 77, 1, 1}), "message record: unknown kind 3");
+  EXPECT_EQ(check({static_cast<RecordKind>(3), 3, 2, RejectReason::kNone, 5, 77, 1, 1}),
+            "message record: unknown kind 3");
   EXPECT_EQ(check({RecordKind::kRaw, 3, 2, RejectReason::kTooLarge, 5, 77, 1, 1}),
             "message record: reason set on a message that was not rejected");
-  EXPECT_NE(check({RecordKind::kRejected, 3, 2, RejectReason::kTooLarge, 5, 77, 2000, 2000}).find("rejected"), std::string::npos);
-  EXPECT_NE(check({RecordKind::kRejected, 3, 2, RejectReason::kNoSuchTag, 9, 77, 1, 1}).find("matches no tag"), std::string::npos);
+  EXPECT_NE(check({RecordKind::kRejected, 3, 2, RejectReason::kTooLarge, 5, 77, 2000, 2000})
+                .find("rejected"),
+            std::string::npos);
+  EXPECT_NE(check({RecordKind::kRejected, 3, 2, RejectReason::kNoSuchTag, 9, 77, 1, 1})
+                .find("matches no tag"),
+            std::string::npos);
   EXPECT_EQ(check({RecordKind::kRejected, 3, 2, static_cast<RejectReason>(7), 9, 77, 1, 1}),
             "message record: rejection with unknown reason 7");
   b[0] = 0;

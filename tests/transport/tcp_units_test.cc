@@ -120,7 +120,8 @@ TEST_F(LinkRateTest, OneSamplePerWindowOfBusyTime) {
   bool fresh = false;
   for (int i = 0; i < 2000 && !fresh; ++i) {  // 16 MiB a round: a few ms busy, however fast
     send(16u << 20);
-    ASSERT_TRUE(s_->link_rate(&got)) << "Linux reports TCP_INFO's busy time and bytes acked since 4.10";
+    ASSERT_TRUE(s_->link_rate(&got))
+        << "Linux reports TCP_INFO's busy time and bytes acked since 4.10";
     fresh = got.fresh;
   }
   ASSERT_TRUE(fresh) << "no window closed";
@@ -140,7 +141,8 @@ TEST_F(LinkRateTest, AWindowMostlyIdleIsALowerBound) {
     fresh = got.fresh;
   }
   ASSERT_TRUE(fresh) << "no window closed";
-  EXPECT_TRUE(got.lower_bound) << "bursts with long pauses between them measure the wire, not a token bucket";
+  EXPECT_TRUE(got.lower_bound)
+      << "bursts with long pauses between them measure the wire, not a token bucket";
 }
 
 }  // namespace

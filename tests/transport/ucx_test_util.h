@@ -72,8 +72,8 @@ inline bool connect_pair(Transport& t, Pair* p) {
 // and every send in sslots are done (with wait_sends; else until the receive is, the sends
 // only being progressed), or the receive fails, or `seconds` pass (an Internal error). Done
 // slots are released and taken out of sslots; out gets the received messages.
-inline Status exchange(Pair& p, std::vector<int>& sslots, int rslot, Received* out = nullptr, bool wait_sends = true,
-                       double seconds = 20) {
+inline Status exchange(Pair& p, std::vector<int>& sslots, int rslot, Received* out = nullptr,
+                       bool wait_sends = true, double seconds = 20) {
   auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   Received scratch[kMaxRecvs];
   bool rdone = rslot < 0;
@@ -89,7 +89,8 @@ inline Status exchange(Pair& p, std::vector<int>& sslots, int rslot, Received* o
       }
     }
     if (!rdone) {
-      std::span<Received> o = out != nullptr ? std::span<Received>(out, kMaxRecvs) : std::span<Received>(scratch);
+      std::span<Received> o =
+          out != nullptr ? std::span<Received>(out, kMaxRecvs) : std::span<Received>(scratch);
       if (Status st = p.r->test(rslot, &rdone, o); !st.ok()) return st;
       if (rdone) p.r->release(rslot);
     }

@@ -34,9 +34,11 @@ std::string send_side(SendComm& s, int pair) {
     if (Clock::now() > deadline) return "sender timed out";
     while (posted < kMessages && posted - done < 8) {
       bufs[posted].resize(size_of(posted));
-      for (std::size_t i = 0; i < bufs[posted].size(); ++i) bufs[posted][i] = byte_of(pair, posted, i);
-      SendItem it{
-          {posted % 5, PayloadKind::kRaw, bufs[posted].size(), bufs[posted].size()}, bufs[posted].data(), nullptr};
+      for (std::size_t i = 0; i < bufs[posted].size(); ++i)
+        bufs[posted][i] = byte_of(pair, posted, i);
+      SendItem it{{posted % 5, PayloadKind::kRaw, bufs[posted].size(), bufs[posted].size()},
+                  bufs[posted].data(),
+                  nullptr};
       if (Status st = s.post(it, &slots[posted]); !st.ok()) return st.message();
       if (slots[posted] < 0) break;
       ++posted;
@@ -70,7 +72,8 @@ std::string recv_side(RecvComm& r, int pair) {
     bool ok = false;
     if (Status st = r.test(slots[done], &ok, got); !st.ok()) return st.message();
     if (!ok) continue;
-    if (got[0].header.original_bytes != size_of(done)) return "message " + std::to_string(done) + " has the wrong size";
+    if (got[0].header.original_bytes != size_of(done))
+      return "message " + std::to_string(done) + " has the wrong size";
     for (std::size_t i = 0; i < size_of(done); ++i)
       if (bufs[done][i] != byte_of(pair, done, i))
         return "message " + std::to_string(done) + " is corrupt at byte " + std::to_string(i);

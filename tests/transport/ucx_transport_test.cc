@@ -17,7 +17,9 @@
 
 // UCX's own libraries keep a few bytes of global state (100 B in libuct 1.13) that they never
 // free; LeakSanitizer would blame this binary for them. Only UCX's allocations are exempt.
-extern "C" const char* __lsan_default_suppressions() { return "leak:libuct.so\nleak:libucs.so\nleak:libucp.so\n"; }
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libuct.so\nleak:libucs.so\nleak:libucp.so\n";
+}
 
 namespace squeeze::transport::ucx {
 namespace {
@@ -69,8 +71,21 @@ TEST_P(UcxTransfer, DeviceIsTruthful) {
 
 // Sizes 0..4 MiB and odd ones, 8 in flight, posted capacities larger than what arrives.
 TEST_P(UcxTransfer, ManySizesEightInFlight) {
-  std::vector<std::size_t> sizes = {
-      0, 1, 3, 7, 31, 255, 1000, 4095, 4097, 8191, 65537, 1u << 20, (1u << 20) + 17, (4u << 20) - 1, 4u << 20};
+  std::vector<std::size_t> sizes = {0,
+                                    1,
+                                    3,
+                                    7,
+                                    31,
+                                    255,
+                                    1000,
+                                    4095,
+                                    4097,
+                                    8191,
+                                    65537,
+                                    1u << 20,
+                                    (1u << 20) + 17,
+                                    (4u << 20) - 1,
+                                    4u << 20};
   for (std::size_t k = 13; k <= 21; k += 2) sizes.push_back(std::size_t{1} << k);
   std::vector<std::vector<uint8_t>> out(sizes.size()), in(sizes.size());
   for (std::size_t m = 0; m < sizes.size(); ++m) {
@@ -103,7 +118,8 @@ TEST_P(UcxTransfer, ManySizesEightInFlight) {
     EXPECT_EQ(got[0].header.original_bytes, sizes[done]);
     EXPECT_EQ(got[0].header.kind, PayloadKind::kRaw);
     EXPECT_TRUE(got[0].staged.empty());
-    EXPECT_TRUE(std::equal(out[done].begin(), out[done].end(), in[done].begin())) << "size " << sizes[done];
+    EXPECT_TRUE(std::equal(out[done].begin(), out[done].end(), in[done].begin()))
+        << "size " << sizes[done];
     EXPECT_EQ(in[done][sizes[done]], 0) << "bytes written past the message";
     p_.s->release(sslot[done]);
     p_.r->release(rslot[done]);
@@ -116,13 +132,15 @@ TEST_P(UcxTransfer, ManySizesEightInFlight) {
 TEST_P(UcxTransfer, GroupedReceivesMatchByTag) {
   std::vector<std::vector<uint8_t>> in(kMaxRecvs, std::vector<uint8_t>(70000, 0)), out(kMaxRecvs);
   RecvItem items[kMaxRecvs];
-  for (int i = 0; i < kMaxRecvs; ++i) items[i] = {kMaxRecvs - 1 - i, in[i].data(), in[i].size(), nullptr};
+  for (int i = 0; i < kMaxRecvs; ++i)
+    items[i] = {kMaxRecvs - 1 - i, in[i].data(), in[i].size(), nullptr};
   int rs = -1;
   ASSERT_TRUE(p_.r->post(items, &rs).ok());
   std::vector<int> ss(kMaxRecvs);
   for (int tag = 0; tag < kMaxRecvs; ++tag) {
     out[tag].assign(1000u * static_cast<std::size_t>(tag + 1) * 7, static_cast<uint8_t>(tag + 1));
-    SendItem si{{tag, PayloadKind::kRaw, out[tag].size(), out[tag].size()}, out[tag].data(), nullptr};
+    SendItem si{
+        {tag, PayloadKind::kRaw, out[tag].size(), out[tag].size()}, out[tag].data(), nullptr};
     ASSERT_TRUE(p_.s->post(si, &ss[tag]).ok());
   }
   Received got[kMaxRecvs];
@@ -144,8 +162,10 @@ TEST_P(UcxTransfer, FramesGoToStagingRawInPlace) {
   int rs = -1;
   ASSERT_TRUE(p_.r->post(items, &rs).ok());
   int s0 = -1, s1 = -1;
-  ASSERT_TRUE(p_.s->post({{4, PayloadKind::kFrame, frame.size(), 8000}, frame.data(), nullptr}, &s0).ok());
-  ASSERT_TRUE(p_.s->post({{4, PayloadKind::kRaw, raw.size(), raw.size()}, raw.data(), nullptr}, &s1).ok());
+  ASSERT_TRUE(
+      p_.s->post({{4, PayloadKind::kFrame, frame.size(), 8000}, frame.data(), nullptr}, &s0).ok());
+  ASSERT_TRUE(
+      p_.s->post({{4, PayloadKind::kRaw, raw.size(), raw.size()}, raw.data(), nullptr}, &s1).ok());
   Received got[kMaxRecvs];
   Status st = testutil::exchange(p_, {s0, s1}, rs, got);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -164,10 +184,13 @@ TEST_P(UcxTransfer, OversizeMessageIsAClearError) {
   RecvItem ri{2, in.data(), in.size(), nullptr};
   int rs = -1, ss = -1;
   ASSERT_TRUE(p_.r->post({&ri, 1}, &rs).ok());
-  ASSERT_TRUE(p_.s->post({{2, PayloadKind::kRaw, out.size(), out.size()}, out.data(), nullptr}, &ss).ok());
+  ASSERT_TRUE(
+      p_.s->post({{2, PayloadKind::kRaw, out.size(), out.size()}, out.data(), nullptr}, &ss).ok());
   Status st = testutil::exchange(p_, {ss}, rs);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("101 bytes exceeds the posted receive of 100 bytes"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("101 bytes exceeds the posted receive of 100 bytes"),
+            std::string::npos)
+      << st.message();
   EXPECT_EQ(in[0], 0) << "nothing written";
 }
 
@@ -179,7 +202,9 @@ TEST_P(UcxTransfer, WrongTagIsAClearError) {
   ASSERT_TRUE(p_.s->post({{9, PayloadKind::kRaw, sizeof(v), sizeof(v)}, &v, nullptr}, &ss).ok());
   Status st = testutil::exchange(p_, {ss}, rs);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("has tag 9 but the posted receive expects tags {7}"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("has tag 9 but the posted receive expects tags {7}"),
+            std::string::npos)
+      << st.message();
 }
 
 // 32 posted receives and 256 sends in flight; one more gets slot -1, as NCCL expects.
@@ -231,7 +256,8 @@ TEST_P(UcxTransfer, ConnectCloseCyclesLeakNoFds) {
     RecvItem ri{3, &in, sizeof(in), nullptr};
     int rs = -1, ss = -1;
     ASSERT_TRUE(p.r->post({&ri, 1}, &rs).ok());
-    ASSERT_TRUE(p.s->post({{3, PayloadKind::kRaw, sizeof(out), sizeof(out)}, &out, nullptr}, &ss).ok());
+    ASSERT_TRUE(
+        p.s->post({{3, PayloadKind::kRaw, sizeof(out), sizeof(out)}, &out, nullptr}, &ss).ok());
     Status st = testutil::exchange(p, {ss}, rs);
     ASSERT_TRUE(st.ok()) << st.message();
     ASSERT_EQ(in, out);

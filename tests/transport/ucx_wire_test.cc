@@ -61,8 +61,9 @@ TEST(UcxHello, BadFieldsAreNamed) {
   compress::store_le32(m.data() + 16, static_cast<uint32_t>(kMaxWorkerAddressBytes + 1));
   check(m, "address length");
   HelloReader c(kConnectMagic, 5, false);
-  EXPECT_NE(feed_all(c, encode_hello(kConnectMagic, 5, 0, addr), 64).find("unexpected worker address"),
-            std::string::npos);
+  EXPECT_NE(
+      feed_all(c, encode_hello(kConnectMagic, 5, 0, addr), 64).find("unexpected worker address"),
+      std::string::npos);
 }
 
 TEST(UcxHello, NeverTakesMoreThanAnnounced) {

@@ -20,8 +20,8 @@ namespace {
 enum class Move { kDone, kPending, kClosed };
 
 // Moves the rest of a fixed-size message over a non-blocking socket.
-Status oob_move(bool write, int fd, uint8_t* buf, std::size_t len, std::size_t* done, const std::string& what,
-                Move* result) {
+Status oob_move(bool write, int fd, uint8_t* buf, std::size_t len, std::size_t* done,
+                const std::string& what, Move* result) {
   while (*done < len) {
     std::size_t n = 0;
     int err = 0;
@@ -49,8 +49,9 @@ Status oob_move(bool write, int fd, uint8_t* buf, std::size_t len, std::size_t* 
 
 class IbListener final : public Listener {
  public:
-  IbListener(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, sock::Fd fd,
-             uint64_t nonce, const std::string& where)
+  IbListener(std::shared_ptr<IbDevice> dev, const IbOptions& opts,
+             const sock::SocketOptions& socket, sock::Fd fd, uint64_t nonce,
+             const std::string& where)
       : dev_(std::move(dev)),
         opts_(opts),
         fd_(std::move(fd)),
@@ -88,7 +89,8 @@ Status IbListener::step(Pending& p, sock::Verdict* v) {
   const std::string peer = p.peer.str();
   Move m = Move::kDone;
   if (p.step == Step::kRecvInfo) {
-    Status s = oob_move(false, p.fd.get(), p.buf, kConnInfoBytes, &p.done, "queue-pair exchange", &m);
+    Status s =
+        oob_move(false, p.fd.get(), p.buf, kConnInfoBytes, &p.done, "queue-pair exchange", &m);
     if (!p.genuine && p.done >= kInfoGateBytes) {
       if (!conn_info_is_for(p.buf, nonce_)) {
         *v = {sock::Verdict::kDrop, "queue-pair info with another magic or nonce"};
@@ -97,11 +99,12 @@ Status IbListener::step(Pending& p, sock::Verdict* v) {
       p.genuine = true;
       if (compress::load_le16(p.buf + 4) != kIbWireVersion)
         return Status::Remote("peer " + peer + " speaks Squeeze ib wire version " +
-                              std::to_string(compress::load_le16(p.buf + 4)) + "; this listener (" + where_ +
-                              ") speaks version " + std::to_string(kIbWireVersion));
+                              std::to_string(compress::load_le16(p.buf + 4)) + "; this listener (" +
+                              where_ + ") speaks version " + std::to_string(kIbWireVersion));
     }
     if (m == Move::kClosed || (!s.ok() && !p.genuine)) {  // gone, or a stray gone before its nonce
-      *v = {sock::Verdict::kDrop, p.genuine ? "closed during the queue-pair exchange" : "closed or failed before its nonce"};
+      *v = {sock::Verdict::kDrop, p.genuine ? "closed during the queue-pair exchange"
+                                            : "closed or failed before its nonce"};
       return Status::Ok();
     }
     if (!s.ok()) return s;
@@ -112,7 +115,8 @@ Status IbListener::step(Pending& p, sock::Verdict* v) {
     ConnInfo remote;
     if (std::string bad = parse_conn_info(p.buf, kConnInfoBytes, &remote); !bad.empty())
       return Status::Remote("peer " + peer + " sent bad " + bad + " (listener " + where_ + ")");
-    if (remote.role != Role::kSender) return Status::Remote("peer " + peer + " sent queue-pair info of a receiver");
+    if (remote.role != Role::kSender)
+      return Status::Remote("peer " + peer + " sent queue-pair info of a receiver");
     p.comm = std::make_unique<IbRecvComm>(dev_, opts_);
     if (Status e = p.comm->create(remote); !e.ok()) return e;
     ConnInfo mine;
@@ -123,18 +127,21 @@ Status IbListener::step(Pending& p, sock::Verdict* v) {
   }
   *v = {sock::Verdict::kGenuine, ""};
   if (p.step == Step::kSendInfo) {
-    Status s = oob_move(true, p.fd.get(), p.buf, kConnInfoBytes, &p.done, "queue-pair exchange with " + peer, &m);
+    Status s = oob_move(true, p.fd.get(), p.buf, kConnInfoBytes, &p.done,
+                        "queue-pair exchange with " + peer, &m);
     if (m == Move::kClosed) *v = {sock::Verdict::kDrop, "closed during the queue-pair exchange"};
     if (m == Move::kClosed || m == Move::kPending) return Status::Ok();
     if (!s.ok()) return s;
     p.done = 0;
     p.step = Step::kRecvReady;
   }
-  Status s = oob_move(false, p.fd.get(), p.buf, kReadyBytes, &p.done, "queue-pair exchange with " + peer, &m);
+  Status s = oob_move(false, p.fd.get(), p.buf, kReadyBytes, &p.done,
+                      "queue-pair exchange with " + peer, &m);
   if (m == Move::kClosed) *v = {sock::Verdict::kDrop, "closed during the queue-pair exchange"};
   if (m == Move::kClosed || m == Move::kPending) return Status::Ok();
   if (!s.ok()) return s;
-  if (std::string bad = parse_ready(p.buf, nonce_); !bad.empty()) return Status::Remote("peer " + peer + " sent a bad " + bad);
+  if (std::string bad = parse_ready(p.buf, nonce_); !bad.empty())
+    return Status::Remote("peer " + peer + " sent a bad " + bad);
   *v = {sock::Verdict::kReady, ""};
   return Status::Ok();
 }
@@ -175,37 +182,45 @@ Connecting* stage_of(void* handle) {
   std::memcpy(&c, static_cast<uint8_t*>(handle) + kHandleStageOffset, sizeof(c));
   return c;
 }
-void set_stage(void* handle, Connecting* c) { std::memcpy(static_cast<uint8_t*>(handle) + kHandleStageOffset, &c, sizeof(c)); }
+void set_stage(void* handle, Connecting* c) {
+  std::memcpy(static_cast<uint8_t*>(handle) + kHandleStageOffset, &c, sizeof(c));
+}
 
 }  // namespace
 
-Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket,
-                 const sock::SockAddr& bind_to, void* handle, std::unique_ptr<Listener>* listener) {
+Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts,
+                 const sock::SocketOptions& socket, const sock::SockAddr& bind_to, void* handle,
+                 std::unique_ptr<Listener>* listener) {
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(bind_to, "the ib control listener", &fd, &addr); !s.ok()) return s;
   IbHandle h{addr, 0};
   if (Status s = sock::random_nonce(&h.nonce); !s.ok()) return s;
   write_handle(h, handle);
-  *listener = std::make_unique<IbListener>(std::move(dev), opts, socket, std::move(fd), h.nonce, addr.str());
+  *listener = std::make_unique<IbListener>(std::move(dev), opts, socket, std::move(fd), h.nonce,
+                                           addr.str());
   return Status::Ok();
 }
 
-Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, void* handle,
+Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts,
+                  const sock::SocketOptions& socket, void* handle,
                   std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   Connecting* c = stage_of(handle);
   if (c == nullptr) {
     IbHandle h;
-    if (std::string bad = read_handle(handle, &h); !bad.empty()) return Status::Usage("connect: " + bad);
+    if (std::string bad = read_handle(handle, &h); !bad.empty())
+      return Status::Usage("connect: " + bad);
     auto fresh = std::make_unique<Connecting>();
     fresh->peer = h.addr;
     fresh->nonce = h.nonce;
     fresh->fd = sock::Fd(::socket(h.addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fresh->fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
     if (Status s = sock::configure_data_socket(fresh->fd.get(), socket); !s.ok()) return s;
-    int r = ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&h.addr.storage), h.addr.len);
-    if (r != 0 && errno != EINPROGRESS) return Status::Remote("connect to " + h.addr.str() + ": " + sock::errno_str(errno));
+    int r =
+        ::connect(fresh->fd.get(), reinterpret_cast<const sockaddr*>(&h.addr.storage), h.addr.len);
+    if (r != 0 && errno != EINPROGRESS)
+      return Status::Remote("connect to " + h.addr.str() + ": " + sock::errno_str(errno));
     c = fresh.release();
     set_stage(handle, c);
   }
@@ -240,27 +255,31 @@ Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const so
     c->step = Connecting::Step::kSendInfo;
   }
   if (c->step == Connecting::Step::kSendInfo) {
-    Status s = oob_move(true, c->fd.get(), c->buf, kConnInfoBytes, &c->done, "queue-pair exchange with " + peer, &m);
+    Status s = oob_move(true, c->fd.get(), c->buf, kConnInfoBytes, &c->done,
+                        "queue-pair exchange with " + peer, &m);
     if (!s.ok()) return fail(s);
     if (m == Move::kPending) return later();
     c->done = 0;
     c->step = Connecting::Step::kRecvInfo;
   }
   if (c->step == Connecting::Step::kRecvInfo) {
-    Status s = oob_move(false, c->fd.get(), c->buf, kConnInfoBytes, &c->done, "queue-pair exchange with " + peer, &m);
+    Status s = oob_move(false, c->fd.get(), c->buf, kConnInfoBytes, &c->done,
+                        "queue-pair exchange with " + peer, &m);
     if (!s.ok()) return fail(s);
     if (m == Move::kPending) return later();
     ConnInfo remote;
     if (std::string bad = parse_conn_info(c->buf, kConnInfoBytes, &remote); !bad.empty())
       return fail(Status::Remote("peer " + peer + " sent bad " + bad));
     if (remote.role != Role::kReceiver || remote.nonce != c->nonce)
-      return fail(Status::Remote("peer " + peer + " answered with queue-pair info for another connection"));
+      return fail(
+          Status::Remote("peer " + peer + " answered with queue-pair info for another connection"));
     if (Status e = c->comm->connect(remote); !e.ok()) return fail(e);
     encode_ready(c->nonce, c->buf);
     c->done = 0;
     c->step = Connecting::Step::kSendReady;
   }
-  Status s = oob_move(true, c->fd.get(), c->buf, kReadyBytes, &c->done, "queue-pair exchange with " + peer, &m);
+  Status s = oob_move(true, c->fd.get(), c->buf, kReadyBytes, &c->done,
+                      "queue-pair exchange with " + peer, &m);
   if (!s.ok()) return fail(s);
   if (m == Move::kPending) return later();
   c->comm->attach_oob(std::move(c->fd), peer);

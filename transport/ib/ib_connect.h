@@ -14,12 +14,13 @@
 namespace squeeze::transport::ib {
 
 // The out-of-band TCP sockets on both sides get `socket`'s options.
-Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket,
-                 const sock::SockAddr& bind_to, void* handle, std::unique_ptr<Listener>* listener);
+Status ib_listen(std::shared_ptr<IbDevice> dev, const IbOptions& opts,
+                 const sock::SocketOptions& socket, const sock::SockAddr& bind_to, void* handle,
+                 std::unique_ptr<Listener>* listener);
 
 // Called again with the same handle until *comm is set; the in-progress state lives in the
 // handle's last 8 bytes.
-Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts, const sock::SocketOptions& socket, void* handle,
-                  std::unique_ptr<SendComm>* comm);
+Status ib_connect(std::shared_ptr<IbDevice> dev, const IbOptions& opts,
+                  const sock::SocketOptions& socket, void* handle, std::unique_ptr<SendComm>* comm);
 
 }  // namespace squeeze::transport::ib

@@ -50,7 +50,8 @@ std::string gid_str(const ibv_gid& g) {
 
 // GID for the port: the configured index, else 0 on InfiniBand; on RoCE a RoCE v2 GID,
 // IPv4-mapped first (routable), else the first non-zero GID.
-bool choose_gid(const VerbsApi& api, IbDevice& d, const ibv_device* dev, const IbOptions& opts, std::string* why) {
+bool choose_gid(const VerbsApi& api, IbDevice& d, const ibv_device* dev, const IbOptions& opts,
+                std::string* why) {
   const bool roce = d.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
   if (opts.gid_index >= 0 || !roce) {
     d.gid_index = opts.gid_index >= 0 ? opts.gid_index : 0;
@@ -111,8 +112,9 @@ int port_speed_mbps(uint8_t active_speed, uint8_t active_width) {
 }
 
 bool gpudirect_rdma_loaded() {
-  for (const char* p : {"/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
-                        "/sys/module/nvidia_peermem/version"})
+  for (const char* p :
+       {"/sys/kernel/mm/memory_peers/nv_mem/version",
+        "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "/sys/module/nvidia_peermem/version"})
     if (access(p, F_OK) == 0) return true;
   return false;
 }
@@ -164,7 +166,8 @@ std::vector<std::shared_ptr<IbDevice>> discover_devices(const std::shared_ptr<co
         continue;
       }
       if (d->port_attr.state != IBV_PORT_ACTIVE) {
-        note(d->name + " is not active (state " + std::to_string(static_cast<int>(d->port_attr.state)) + ")");
+        note(d->name + " is not active (state " +
+             std::to_string(static_cast<int>(d->port_attr.state)) + ")");
         continue;
       }
       d->ctx = Owned<ibv_context>(api.get(), api->open_device(dev));
@@ -187,7 +190,8 @@ std::vector<std::shared_ptr<IbDevice>> discover_devices(const std::shared_ptr<co
       pr.pci_path = pci_path_of(dev);
       pr.guid = dattr.sys_image_guid;
       pr.speed_mbps = port_speed_mbps(d->port_attr.active_speed, d->port_attr.active_width);
-      pr.ptr_support = kPtrHost | (gdr ? kPtrCuda : 0) | (opts.dmabuf && dmabuf_supported(*api, d->pd.get()) ? kPtrDmaBuf : 0);
+      pr.ptr_support = kPtrHost | (gdr ? kPtrCuda : 0) |
+                       (opts.dmabuf && dmabuf_supported(*api, d->pd.get()) ? kPtrDmaBuf : 0);
       pr.force_flush = gdr && opts.gdr_flush;
       pr.max_recvs = kMaxRecvs;
       pr.max_comms = dattr.max_qp > 0 ? dattr.max_qp : pr.max_comms;

@@ -19,7 +19,8 @@ namespace squeeze::transport::ib {
 // Work request ids: kind in the top byte, QP index in bits 16..23, slot in the low 16 bits.
 enum class WrKind : uint8_t { kWrite = 1, kCts = 2, kRecv = 3, kFlush = 4 };
 inline uint64_t wr_id(WrKind k, int qp, int slot) {
-  return (static_cast<uint64_t>(k) << 56) | (static_cast<uint64_t>(qp & 0xff) << 16) | static_cast<uint64_t>(slot & 0xffff);
+  return (static_cast<uint64_t>(k) << 56) | (static_cast<uint64_t>(qp & 0xff) << 16) |
+         static_cast<uint64_t>(slot & 0xffff);
 }
 inline WrKind wr_kind(uint64_t id) { return static_cast<WrKind>(id >> 56); }
 inline int wr_qp(uint64_t id) { return static_cast<int>((id >> 16) & 0xff); }
@@ -27,7 +28,8 @@ inline int wr_slot(uint64_t id) { return static_cast<int>(id & 0xffff); }
 
 class IbEndpoint {
  public:
-  IbEndpoint(std::shared_ptr<IbDevice> dev, const IbOptions& opts) : dev_(std::move(dev)), opts_(opts) {}
+  IbEndpoint(std::shared_ptr<IbDevice> dev, const IbOptions& opts)
+      : dev_(std::move(dev)), opts_(opts) {}
   // Creates the CQ and `nqps` QPs in INIT with send/receive queues of the given depths
   // (clamped to the device's limits), plus `extra_cqe` completion entries for other QPs on
   // this CQ.
@@ -67,7 +69,8 @@ class IbEndpoint {
   Status register_memory(const MemoryDesc& mem, std::unique_ptr<Registration>* reg);
   // The registration for n > 0 bytes at p: the caller's own when it is ours and covers them,
   // else the cache's.
-  Status registration_for(const void* p, std::size_t n, const Registration* reg, std::shared_ptr<MrEntry>* out);
+  Status registration_for(const void* p, std::size_t n, const Registration* reg,
+                          std::shared_ptr<MrEntry>* out);
   // Largest byte count of one RDMA write.
   uint64_t max_write_bytes() const;
   std::string describe() const;  // "mlx5_0:1 with peer 10.0.0.2:4711"

@@ -35,21 +35,24 @@ void write_handle(const IbHandle& h, void* out) {
   store_le32(p, kHandleMagic);
   store_le16(p + 4, kIbWireVersion);
   std::memcpy(p + kAddrOffset, &h.addr.storage, std::min<std::size_t>(h.addr.len, kAddrMax));
-  store_le32(p + kAddrOffset + kAddrMax, static_cast<uint32_t>(std::min<std::size_t>(h.addr.len, kAddrMax)));
+  store_le32(p + kAddrOffset + kAddrMax,
+             static_cast<uint32_t>(std::min<std::size_t>(h.addr.len, kAddrMax)));
   store_le64(p + kNonceOffset, h.nonce);
 }
 
 std::string read_handle(const void* in, IbHandle* out) {
   const auto* p = static_cast<const uint8_t*>(in);
   if (load_le32(p) != kHandleMagic) return "the handle is not a Squeeze ib handle (bad magic)";
-  if (load_le16(p + 4) != kIbWireVersion) return "handle version " + std::to_string(load_le16(p + 4)) + " is not supported";
+  if (load_le16(p + 4) != kIbWireVersion)
+    return "handle version " + std::to_string(load_le16(p + 4)) + " is not supported";
   uint32_t len = load_le32(p + kAddrOffset + kAddrMax);
   if (len == 0 || len > kAddrMax) return "handle has a bad address length " + std::to_string(len);
   *out = IbHandle{};
   std::memcpy(&out->addr.storage, p + kAddrOffset, len);
   out->addr.len = len;
   if (out->addr.family() != AF_INET && out->addr.family() != AF_INET6)
-    return "handle address family " + std::to_string(out->addr.family()) + " is neither IPv4 nor IPv6";
+    return "handle address family " + std::to_string(out->addr.family()) +
+           " is neither IPv4 nor IPv6";
   out->nonce = load_le64(p + kNonceOffset);
   return "";
 }
@@ -76,22 +79,29 @@ void encode_conn_info(const ConnInfo& c, uint8_t* out) {
 
 std::string parse_conn_info(const uint8_t* in, std::size_t n, ConnInfo* out) {
   if (n != kConnInfoBytes)
-    return "queue-pair info of " + std::to_string(n) + " bytes, expected " + std::to_string(kConnInfoBytes);
+    return "queue-pair info of " + std::to_string(n) + " bytes, expected " +
+           std::to_string(kConnInfoBytes);
   if (load_le32(in) != kInfoMagic) return "queue-pair info: bad magic";
-  if (load_le16(in + 4) != kIbWireVersion) return "queue-pair info: unsupported version " + std::to_string(load_le16(in + 4));
+  if (load_le16(in + 4) != kIbWireVersion)
+    return "queue-pair info: unsupported version " + std::to_string(load_le16(in + 4));
   ConnInfo c;
-  if (in[6] != static_cast<uint8_t>(Role::kSender) && in[6] != static_cast<uint8_t>(Role::kReceiver))
-    return "queue-pair info: role " + std::to_string(in[6]) + " is neither sender (1) nor receiver (2)";
+  if (in[6] != static_cast<uint8_t>(Role::kSender) &&
+      in[6] != static_cast<uint8_t>(Role::kReceiver))
+    return "queue-pair info: role " + std::to_string(in[6]) +
+           " is neither sender (1) nor receiver (2)";
   c.role = static_cast<Role>(in[6]);
   c.nqps = in[7];
   if (c.nqps < 1 || c.nqps > kMaxQpsPerConn)
-    return "queue-pair info: nqps " + std::to_string(c.nqps) + " outside [1, " + std::to_string(kMaxQpsPerConn) + "]";
+    return "queue-pair info: nqps " + std::to_string(c.nqps) + " outside [1, " +
+           std::to_string(kMaxQpsPerConn) + "]";
   c.nonce = load_le64(in + 8);
   c.lid = load_le16(in + 16);
   c.link_layer = in[18];
-  if (c.link_layer > IBV_LINK_LAYER_ETHERNET) return "queue-pair info: unknown link layer " + std::to_string(c.link_layer);
+  if (c.link_layer > IBV_LINK_LAYER_ETHERNET)
+    return "queue-pair info: unknown link layer " + std::to_string(c.link_layer);
   c.mtu = in[19];
-  if (c.mtu < IBV_MTU_256 || c.mtu > IBV_MTU_4096) return "queue-pair info: path MTU code " + std::to_string(c.mtu) + " outside [1, 5]";
+  if (c.mtu < IBV_MTU_256 || c.mtu > IBV_MTU_4096)
+    return "queue-pair info: path MTU code " + std::to_string(c.mtu) + " outside [1, 5]";
   c.port = in[20];
   if (c.port == 0) return "queue-pair info: port 0";
   if (!all_zero(in + 21, 3) || !all_zero(in + 52, 4) || !all_zero(in + 120, 8))
@@ -104,17 +114,21 @@ std::string parse_conn_info(const uint8_t* in, std::size_t n, ConnInfo* out) {
   }
   c.fifo_addr = load_le64(in + 40);
   c.fifo_rkey = load_le32(in + 48);
-  if (c.role == Role::kSender && c.fifo_addr == 0) return "queue-pair info: sender without a FIFO address";
+  if (c.role == Role::kSender && c.fifo_addr == 0)
+    return "queue-pair info: sender without a FIFO address";
   if (c.role == Role::kReceiver && (c.fifo_addr != 0 || c.fifo_rkey != 0))
     return "queue-pair info: receiver sent a FIFO address";
   for (int i = 0; i < kMaxQpsPerConn; ++i) {
     c.qpn[i] = load_le32(in + 56 + 4 * i);
     c.psn[i] = load_le32(in + 88 + 4 * i);
     if (i < c.nqps) {
-      if (c.qpn[i] == 0 || c.qpn[i] >= (1u << 24)) return "queue-pair info: qpn[" + std::to_string(i) + "] outside [1, 2^24)";
-      if (c.psn[i] >= (1u << 24)) return "queue-pair info: psn[" + std::to_string(i) + "] outside [0, 2^24)";
+      if (c.qpn[i] == 0 || c.qpn[i] >= (1u << 24))
+        return "queue-pair info: qpn[" + std::to_string(i) + "] outside [1, 2^24)";
+      if (c.psn[i] >= (1u << 24))
+        return "queue-pair info: psn[" + std::to_string(i) + "] outside [0, 2^24)";
     } else if (c.qpn[i] != 0 || c.psn[i] != 0) {
-      return "queue-pair info: qpn/psn[" + std::to_string(i) + "] set beyond nqps " + std::to_string(c.nqps);
+      return "queue-pair info: qpn/psn[" + std::to_string(i) + "] set beyond nqps " +
+             std::to_string(c.nqps);
     }
   }
   *out = c;

@@ -10,7 +10,8 @@ namespace squeeze::transport::ib {
 namespace {
 std::string range_str(uintptr_t start, uintptr_t end) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "[0x%zx, 0x%zx)", static_cast<std::size_t>(start), static_cast<std::size_t>(end));
+  std::snprintf(buf, sizeof(buf), "[0x%zx, 0x%zx)", static_cast<std::size_t>(start),
+                static_cast<std::size_t>(end));
   return buf;
 }
 }  // namespace
@@ -33,18 +34,24 @@ Status MrCache::reg(uintptr_t start, uintptr_t end, int ptr_type, const MemoryDe
   const int access = kMrAccess | (relaxed_ordering_ ? IBV_ACCESS_RELAXED_ORDERING : 0);
   if (dmabuf != nullptr) {
     if (api_->reg_dmabuf_mr == nullptr)
-      return Status::Usage("dma-buf registration on " + where_ + " needs ibv_reg_dmabuf_mr (rdma-core 34 or newer)");
-    mr = api_->reg_dmabuf_mr(pd_, dmabuf->dmabuf_offset, len, static_cast<uint64_t>(start), dmabuf->dmabuf_fd,
-                             access);
+      return Status::Usage("dma-buf registration on " + where_ +
+                           " needs ibv_reg_dmabuf_mr (rdma-core 34 or newer)");
+    mr = api_->reg_dmabuf_mr(pd_, dmabuf->dmabuf_offset, len, static_cast<uint64_t>(start),
+                             dmabuf->dmabuf_fd, access);
   } else if (relaxed_ordering_) {
     // Relaxed ordering is an optional access flag only ibv_reg_mr_iova2 (IBVERBS_1.8) takes.
-    mr = api_->reg_mr_iova2(pd_, reinterpret_cast<void*>(start), len, static_cast<uint64_t>(start), access);
+    mr = api_->reg_mr_iova2(pd_, reinterpret_cast<void*>(start), len, static_cast<uint64_t>(start),
+                            access);
   } else {
     mr = api_->reg_mr(pd_, reinterpret_cast<void*>(start), len, access);
   }
   if (mr == nullptr)
-    return Status::System(std::string(dmabuf ? "ibv_reg_dmabuf_mr" : relaxed_ordering_ ? "ibv_reg_mr_iova2" : "ibv_reg_mr") + " of " + range_str(start, end) +
-                          (ptr_type == kPtrCuda ? " (GPU memory)" : "") + " on " + where_ + ": " + verbs_error(-1));
+    return Status::System(std::string(dmabuf              ? "ibv_reg_dmabuf_mr"
+                                      : relaxed_ordering_ ? "ibv_reg_mr_iova2"
+                                                          : "ibv_reg_mr") +
+                          " of " + range_str(start, end) +
+                          (ptr_type == kPtrCuda ? " (GPU memory)" : "") + " on " + where_ + ": " +
+                          verbs_error(-1));
   auto e = std::make_shared<MrEntry>();
   e->mr = Owned<ibv_mr>(api_, mr);
   e->start = start;
@@ -57,7 +64,8 @@ Status MrCache::reg(uintptr_t start, uintptr_t end, int ptr_type, const MemoryDe
 }
 
 Status MrCache::find_or_register(const void* p, std::size_t n, std::shared_ptr<MrEntry>* out) {
-  if (p == nullptr || n == 0) return Status::Usage("registration of an empty or null range on " + where_);
+  if (p == nullptr || n == 0)
+    return Status::Usage("registration of an empty or null range on " + where_);
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
     if ((*it)->covers(p, n)) {
@@ -72,7 +80,8 @@ Status MrCache::find_or_register(const void* p, std::size_t n, std::shared_ptr<M
     }
   }
   auto a = reinterpret_cast<uintptr_t>(p);
-  if (n > UINTPTR_MAX - a - page_) return Status::Usage("range " + range_str(a, a) + " + " + std::to_string(n) + " wraps");
+  if (n > UINTPTR_MAX - a - page_)
+    return Status::Usage("range " + range_str(a, a) + " + " + std::to_string(n) + " wraps");
   uintptr_t start = a & ~(page_ - 1);
   uintptr_t end = (a + n + page_ - 1) & ~(page_ - 1);
   // Merge with cached implicit ranges this one overlaps or touches: their union is mapped.
@@ -81,7 +90,9 @@ Status MrCache::find_or_register(const void* p, std::size_t n, std::shared_ptr<M
     grew = false;
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       const MrEntry& e = **it;
-      if (e.explicit_refs > 0 || e.dmabuf || e.ptr_type != kPtrHost || e.end < start || e.start > end) continue;
+      if (e.explicit_refs > 0 || e.dmabuf || e.ptr_type != kPtrHost || e.end < start ||
+          e.start > end)
+        continue;
       start = std::min(start, e.start);
       end = std::max(end, e.end);
       merged.push_back(*it);
@@ -117,11 +128,14 @@ void MrCache::evict_implicit() {
 }
 
 Status MrCache::register_region(const MemoryDesc& mem, std::shared_ptr<MrEntry>* out) {
-  if (mem.data == nullptr || mem.size == 0) return Status::Usage("regMr of an empty or null buffer on " + where_);
+  if (mem.data == nullptr || mem.size == 0)
+    return Status::Usage("regMr of an empty or null buffer on " + where_);
   if (mem.ptr_type != kPtrHost && mem.ptr_type != kPtrCuda)
-    return Status::Usage("regMr: memory type " + std::to_string(mem.ptr_type) + " is neither host (1) nor CUDA (2)");
+    return Status::Usage("regMr: memory type " + std::to_string(mem.ptr_type) +
+                         " is neither host (1) nor CUDA (2)");
   auto a = reinterpret_cast<uintptr_t>(mem.data);
-  if (mem.size > UINTPTR_MAX - a - page_) return Status::Usage("regMr: range wraps around the address space");
+  if (mem.size > UINTPTR_MAX - a - page_)
+    return Status::Usage("regMr: range wraps around the address space");
   std::lock_guard<std::mutex> lock(mu_);
   const bool dmabuf = mem.dmabuf_fd >= 0;
   if (!dmabuf) {

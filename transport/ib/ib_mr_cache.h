@@ -71,7 +71,8 @@ class MrCache {
   bool relaxed_ordering() const { return relaxed_ordering_; }
 
  private:
-  Status reg(uintptr_t start, uintptr_t end, int ptr_type, const MemoryDesc* dmabuf, std::shared_ptr<MrEntry>* out);
+  Status reg(uintptr_t start, uintptr_t end, int ptr_type, const MemoryDesc* dmabuf,
+             std::shared_ptr<MrEntry>* out);
   void evict_implicit();
   const VerbsApi* api_;
   ibv_pd* pd_;

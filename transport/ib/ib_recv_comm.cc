@@ -12,10 +12,15 @@ constexpr uint64_t kStagingAlign = 64 * 1024;
 
 Status IbRecvComm::create(const ConnInfo& sender) {
   const bool flush = ep_.dev().props.force_flush;
-  if (Status s = ep_.create(sender.nqps, kCtsDepth, kDataCredits, flush ? kMaxRequests + 1 : 0); !s.ok()) return s;
+  if (Status s = ep_.create(sender.nqps, kCtsDepth, kDataCredits, flush ? kMaxRequests + 1 : 0);
+      !s.ok())
+    return s;
   IbDevice& d = ep_.dev();
-  ctrl_mr_ = Owned<ibv_mr>(d.api.get(), d.api->reg_mr(d.pd.get(), ctrl_.get(), sizeof(Control), kMrAccess));
-  if (!ctrl_mr_) return Status::System("ibv_reg_mr of the receive control region on " + d.name + ": " + verbs_error(-1));
+  ctrl_mr_ = Owned<ibv_mr>(d.api.get(),
+                           d.api->reg_mr(d.pd.get(), ctrl_.get(), sizeof(Control), kMrAccess));
+  if (!ctrl_mr_)
+    return Status::System("ibv_reg_mr of the receive control region on " + d.name + ": " +
+                          verbs_error(-1));
   for (int q = 0; q < ep_.nqps(); ++q)
     if (Status s = ep_.post_recvs(q, kDataCredits); !s.ok()) return s;
   if (flush) {
@@ -35,10 +40,15 @@ Status IbRecvComm::staging_for(int slot, int item, uint64_t need, Staging** out)
     st.mr.reset();
     st.buf.reset(new (std::nothrow) uint8_t[cap]);
     st.cap = 0;
-    if (!st.buf) return Status::System("out of memory for " + std::to_string(cap) + " bytes of receive staging");
-    st.mr = Owned<ibv_mr>(d.api.get(), d.api->reg_mr(d.pd.get(), st.buf.get(), cap,
-                                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
-    if (!st.mr) return Status::System("ibv_reg_mr of " + std::to_string(cap) + " bytes of staging on " + d.name + ": " + verbs_error(-1));
+    if (!st.buf)
+      return Status::System("out of memory for " + std::to_string(cap) +
+                            " bytes of receive staging");
+    st.mr =
+        Owned<ibv_mr>(d.api.get(), d.api->reg_mr(d.pd.get(), st.buf.get(), cap,
+                                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+    if (!st.mr)
+      return Status::System("ibv_reg_mr of " + std::to_string(cap) + " bytes of staging on " +
+                            d.name + ": " + verbs_error(-1));
     st.cap = cap;
   }
   *out = &st;
@@ -49,7 +59,8 @@ Status IbRecvComm::post(std::span<const RecvItem> items, int* slot) {
   *slot = -1;
   if (!error_.ok()) return error_;
   if (items.empty() || items.size() > kMaxRecvs)
-    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " + std::to_string(kMaxRecvs) + "]");
+    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " +
+                         std::to_string(kMaxRecvs) + "]");
   if (free_.empty() || cts_in_flight_ >= ep_.send_depth()) return Status::Ok();  // full
   const int s = free_.back();
   Op& op = ops_[s];
@@ -63,13 +74,15 @@ Status IbRecvComm::post(std::span<const RecvItem> items, int* slot) {
   for (int i = 0; i < cts.n; ++i) {
     const RecvItem& it = items[i];
     if (it.capacity > 0 && it.data == nullptr)
-      return Status::Usage("irecv: item " + std::to_string(i) + " has a null buffer of " + std::to_string(it.capacity) + " bytes");
+      return Status::Usage("irecv: item " + std::to_string(i) + " has a null buffer of " +
+                           std::to_string(it.capacity) + " bytes");
     op.items[i] = it;
     CtsItem& ci = cts.items[i];
     ci.tag = it.tag;
     ci.capacity = it.capacity;
     if (it.capacity > 0) {
-      if (Status st = ep_.registration_for(it.data, it.capacity, it.reg, &op.mrs[i]); !st.ok()) return st;
+      if (Status st = ep_.registration_for(it.data, it.capacity, it.reg, &op.mrs[i]); !st.ok())
+        return st;
       ci.addr = reinterpret_cast<uintptr_t>(it.data);
       ci.rkey = op.mrs[i]->rkey();
     }
@@ -80,7 +93,8 @@ Status IbRecvComm::post(std::span<const RecvItem> items, int* slot) {
     ci.staging_rkey = st->mr->rkey;
   }
   encode_cts(cts, ctrl_->cts[s]);
-  ibv_sge sge{reinterpret_cast<uintptr_t>(ctrl_->cts[s]), static_cast<uint32_t>(kCtsBytes), ctrl_mr_->lkey};
+  ibv_sge sge{reinterpret_cast<uintptr_t>(ctrl_->cts[s]), static_cast<uint32_t>(kCtsBytes),
+              ctrl_mr_->lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id(WrKind::kCts, 0, s);
   wr.sg_list = &sge;
@@ -121,7 +135,8 @@ Status IbRecvComm::progress() {
       } else if (kind == WrKind::kFlush && wr_slot(wc[i].wr_id) < kMaxRequests) {
         flushes_[wr_slot(wc[i].wr_id)].done = true;
       } else {
-        return fail(Status::Internal("unexpected work completion id " + std::to_string(wc[i].wr_id)));
+        return fail(
+            Status::Internal("unexpected work completion id " + std::to_string(wc[i].wr_id)));
       }
     }
     if (n < 16) return Status::Ok();
@@ -130,21 +145,30 @@ Status IbRecvComm::progress() {
 
 Status IbRecvComm::on_data(const ibv_wc& wc) {
   if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || (wc.wc_flags & IBV_WC_WITH_IMM) == 0)
-    return Status::Remote("unexpected receive (opcode " + std::to_string(wc.opcode) + ") from " + ep_.describe());
+    return Status::Remote("unexpected receive (opcode " + std::to_string(wc.opcode) + ") from " +
+                          ep_.describe());
   Imm m;
   std::string bad = decode_imm(ntohl(wc.imm_data), &m);
   Op& op = ops_[m.rslot];
-  if (bad.empty() && m.kind != ImmKind::kData) bad = "a clear-to-send immediate sent to the receiver";
+  if (bad.empty() && m.kind != ImmKind::kData)
+    bad = "a clear-to-send immediate sent to the receiver";
   if (bad.empty() && (!op.in_use || (op.seq & kImmDataSeqMask) != m.seq_bits))
-    bad = "immediate for receive slot " + std::to_string(m.rslot) + " that has no such receive posted";
-  if (bad.empty() && (m.item >= op.n || op.done[m.item])) bad = "immediate for item " + std::to_string(m.item) + " not awaited";
+    bad = "immediate for receive slot " + std::to_string(m.rslot) +
+          " that has no such receive posted";
+  if (bad.empty() && (m.item >= op.n || op.done[m.item]))
+    bad = "immediate for item " + std::to_string(m.item) + " not awaited";
   if (bad.empty() && op.parts_want[m.item] != 0 && op.parts_want[m.item] != m.parts)
-    bad = "parts of one message disagree (" + std::to_string(m.parts) + " vs " + std::to_string(op.parts_want[m.item]) + ")";
+    bad = "parts of one message disagree (" + std::to_string(m.parts) + " vs " +
+          std::to_string(op.parts_want[m.item]) + ")";
   if (!bad.empty()) return Status::Remote("corrupt completion from " + ep_.describe() + ": " + bad);
   if (Status s = ep_.post_recvs(wr_qp(wc.wr_id), 1); !s.ok()) return s;
   op.parts_want[m.item] = m.parts;
   if (++op.parts_seen[m.item] < m.parts) return Status::Ok();
-  RecordExpect want{m.item, m.parts, static_cast<uint32_t>(op.seq), op.items[m.item].tag, op.items[m.item].capacity,
+  RecordExpect want{m.item,
+                    m.parts,
+                    static_cast<uint32_t>(op.seq),
+                    op.items[m.item].tag,
+                    op.items[m.item].capacity,
                     staging_[m.rslot][m.item].cap};
   bad = parse_record(ctrl_->records[m.rslot][m.item], want, &op.headers[m.item]);
   if (!bad.empty()) return Status::Remote(bad + " (" + ep_.describe() + ")");
@@ -175,7 +199,8 @@ Status IbRecvComm::test(int slot, bool* done, std::span<Received> out) {
     out[i].header = op.headers[i];
     out[i].staged = {};
     if (op.headers[i].kind == PayloadKind::kFrame)
-      out[i].staged = {staging_[slot][i].buf.get(), static_cast<std::size_t>(op.headers[i].payload_bytes)};
+      out[i].staged = {staging_[slot][i].buf.get(),
+                       static_cast<std::size_t>(op.headers[i].payload_bytes)};
   }
   *done = true;
   return Status::Ok();
@@ -225,7 +250,8 @@ Status IbRecvComm::flush(std::span<const RecvItem> items, int* slot) {
   wr.wr.rdma.rkey = mr->rkey();
   ibv_send_wr* bad = nullptr;
   if (int rc = ep_.dev().api->post_send(flush_qp_.get(), &wr, &bad); rc != 0)
-    return fail(Status::System("ibv_post_send (flush read) on " + ep_.describe() + ": " + verbs_error(rc)));
+    return fail(
+        Status::System("ibv_post_send (flush read) on " + ep_.describe() + ": " + verbs_error(rc)));
   flushes_[f] = FlushOp{true, false};
   *slot = kFlushBase + f;
   return Status::Ok();

@@ -18,13 +18,17 @@ namespace squeeze::transport::ib {
 class IbRecvComm final : public RecvComm {
  public:
   static constexpr uint64_t kFrameSlack = 64 * 1024;  // a frame may exceed its decoded size by this
-  static constexpr int kFlushBase = kMaxRequests;     // flush slots: kFlushBase + i, freed by test_flush
+  static constexpr int kFlushBase =
+      kMaxRequests;  // flush slots: kFlushBase + i, freed by test_flush
 
-  explicit IbRecvComm(std::shared_ptr<IbDevice> dev, const IbOptions& opts) : ep_(std::move(dev), opts) {}
+  explicit IbRecvComm(std::shared_ptr<IbDevice> dev, const IbOptions& opts)
+      : ep_(std::move(dev), opts) {}
   // QPs (as many as the sender asked for) towards the sender, receives posted, the control
   // region registered; a flush QP when the device has force_flush.
   Status create(const ConnInfo& sender);
-  void local_info(uint64_t nonce, ConnInfo* out) const { ep_.fill_info(Role::kReceiver, nonce, out); }
+  void local_info(uint64_t nonce, ConnInfo* out) const {
+    ep_.fill_info(Role::kReceiver, nonce, out);
+  }
   void attach_oob(sock::Fd fd, std::string peer) { ep_.attach_oob(std::move(fd), std::move(peer)); }
 
   Status register_memory(const MemoryDesc& mem, std::unique_ptr<Registration>* reg) override {

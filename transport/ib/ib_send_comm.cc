@@ -7,22 +7,27 @@
 namespace squeeze::transport::ib {
 
 namespace {
-constexpr int kSendDepth = 2 * IbSendComm::kSlots + 64;  // QP 0: a payload write and a record per message
+constexpr int kSendDepth =
+    2 * IbSendComm::kSlots + 64;  // QP 0: a payload write and a record per message
 constexpr int kCtsCredits = kMaxRequests + 8;
 constexpr uint64_t kPartMin = 64 * 1024;  // smallest share of a message one QP carries
 constexpr uint64_t kPartAlign = 4096;
 
 std::string msg_str(const MessageHeader& h) {
-  return "message (tag " + std::to_string(h.tag) + ", " + std::to_string(h.original_bytes) + " bytes" +
-         (h.kind == PayloadKind::kFrame ? ", a " + std::to_string(h.payload_bytes) + "-byte frame)" : ")");
+  return "message (tag " + std::to_string(h.tag) + ", " + std::to_string(h.original_bytes) +
+         " bytes" +
+         (h.kind == PayloadKind::kFrame ? ", a " + std::to_string(h.payload_bytes) + "-byte frame)"
+                                        : ")");
 }
 }  // namespace
 
 Status IbSendComm::create() {
   if (Status s = ep_.create(ep_.opts().qps_per_conn, kSendDepth, kCtsCredits, 0); !s.ok()) return s;
   IbDevice& d = ep_.dev();
-  ctrl_mr_ = Owned<ibv_mr>(d.api.get(), d.api->reg_mr(d.pd.get(), ctrl_.get(), sizeof(Control), kMrAccess));
-  if (!ctrl_mr_) return Status::System("ibv_reg_mr of the send FIFO on " + d.name + ": " + verbs_error(-1));
+  ctrl_mr_ = Owned<ibv_mr>(d.api.get(),
+                           d.api->reg_mr(d.pd.get(), ctrl_.get(), sizeof(Control), kMrAccess));
+  if (!ctrl_mr_)
+    return Status::System("ibv_reg_mr of the send FIFO on " + d.name + ": " + verbs_error(-1));
   for (int i = kSlots - 1; i >= 0; --i) free_.push_back(i);
   return ep_.post_recvs(0, kCtsCredits);
 }
@@ -41,10 +46,11 @@ Status IbSendComm::post(const SendItem& item, int* slot) {
   *slot = -1;
   if (!error_.ok()) return error_;
   const MessageHeader& h = item.header;
-  if (item.data == nullptr && h.payload_bytes != 0) return Status::Usage("isend: null buffer with non-zero size");
+  if (item.data == nullptr && h.payload_bytes != 0)
+    return Status::Usage("isend: null buffer with non-zero size");
   if (h.kind == PayloadKind::kRaw && h.payload_bytes != h.original_bytes)
-    return Status::Usage("isend: raw message with payload " + std::to_string(h.payload_bytes) + " != original " +
-                         std::to_string(h.original_bytes));
+    return Status::Usage("isend: raw message with payload " + std::to_string(h.payload_bytes) +
+                         " != original " + std::to_string(h.original_bytes));
   if (free_.empty()) return Status::Ok();  // full: the caller retries later
   int s = free_.back();
   free_.pop_back();
@@ -74,8 +80,9 @@ Status IbSendComm::poll() {
       const WrKind kind = wr_kind(wc[i].wr_id);
       const int slot = wr_slot(wc[i].wr_id);
       if (wc[i].status != IBV_WC_SUCCESS) {
-        std::string what = kind == WrKind::kRecv ? "the receive of a clear-to-send"
-                                                 : "an RDMA write of a " + msg_str(ops_[slot].header);
+        std::string what = kind == WrKind::kRecv
+                               ? "the receive of a clear-to-send"
+                               : "an RDMA write of a " + msg_str(ops_[slot].header);
         return fail(ep_.wc_error(wc[i], what));
       }
       if (kind == WrKind::kRecv) {
@@ -83,7 +90,8 @@ Status IbSendComm::poll() {
         continue;
       }
       if (kind != WrKind::kWrite || slot >= kSlots || wr_qp(wc[i].wr_id) >= ep_.nqps())
-        return fail(Status::Internal("unexpected work completion id " + std::to_string(wc[i].wr_id)));
+        return fail(
+            Status::Internal("unexpected work completion id " + std::to_string(wc[i].wr_id)));
       --sq_used_[wr_qp(wc[i].wr_id)];
       Op& op = ops_[slot];
       if (--op.pending == 0 && op.matched) {
@@ -98,7 +106,8 @@ Status IbSendComm::poll() {
 
 Status IbSendComm::on_cts(const ibv_wc& wc) {
   if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || (wc.wc_flags & IBV_WC_WITH_IMM) == 0)
-    return Status::Remote("unexpected receive (opcode " + std::to_string(wc.opcode) + ") from " + ep_.describe());
+    return Status::Remote("unexpected receive (opcode " + std::to_string(wc.opcode) + ") from " +
+                          ep_.describe());
   Imm m;
   std::string bad = decode_imm(ntohl(wc.imm_data), &m);
   if (bad.empty() && (m.kind != ImmKind::kCts || m.seq_bits != (arrived_seq_ & kImmCtsSeqMask)))
@@ -106,7 +115,8 @@ Status IbSendComm::on_cts(const ibv_wc& wc) {
   FifoSlot& fs = fifo_[arrived_seq_ % kMaxRequests];
   if (bad.empty() && fs.arrived) bad = "the receiver overran the clear-to-send FIFO";
   if (bad.empty()) bad = parse_cts(ctrl_->fifo[arrived_seq_ % kMaxRequests], arrived_seq_, &fs.cts);
-  if (!bad.empty()) return Status::Remote("corrupt clear-to-send from " + ep_.describe() + ": " + bad);
+  if (!bad.empty())
+    return Status::Remote("corrupt clear-to-send from " + ep_.describe() + ": " + bad);
   fs.arrived = true;
   fs.used = {};
   fs.used_n = 0;
@@ -130,9 +140,10 @@ Status IbSendComm::match() {
       if (it < 0 && fs.cts.items[i].tag == h.tag) it = i;
     }
     if (it < 0)
-      return reject(s, fs, first_free, RejectReason::kNoSuchTag,
-                    Status::Remote(msg_str(h) + " matches no tag of the receive posted by the peer (tags {" + tags +
-                                   "}), " + ep_.describe()));
+      return reject(
+          s, fs, first_free, RejectReason::kNoSuchTag,
+          Status::Remote(msg_str(h) + " matches no tag of the receive posted by the peer (tags {" +
+                         tags + "}), " + ep_.describe()));
     bool posted = false;
     if (Status st = write_message(s, fs, it, &posted); !st.ok()) return st;
     if (!posted) break;  // send queues full: completions will make room
@@ -151,8 +162,8 @@ Status IbSendComm::write_message(int slot, FifoSlot& fs, int it, bool* posted) {
     return reject(slot, fs, it, RejectReason::kTooLarge,
                   Status::Usage(msg_str(h) + " is larger than the receive the peer posted: " +
                                 std::to_string(ci.capacity) + " bytes" +
-                                (frame ? ", staging " + std::to_string(ci.staging_capacity) : "") + " (" +
-                                ep_.describe() + ")"));
+                                (frame ? ", staging " + std::to_string(ci.staging_capacity) : "") +
+                                " (" + ep_.describe() + ")"));
   // Parts: one per QP for large payloads, in 4 KiB-aligned shares.
   const int nq = ep_.nqps();
   uint64_t per = payload;
@@ -173,8 +184,14 @@ Status IbSendComm::write_message(int slot, FifoSlot& fs, int it, bool* posted) {
   if (payload > 0) {
     if (Status s = ep_.registration_for(op.data, payload, op.reg, &op.mr); !s.ok()) return fail(s);
   }
-  Record rec{frame ? RecordKind::kFrame : RecordKind::kRaw, it, parts, RejectReason::kNone, h.tag,
-             static_cast<uint32_t>(fs.cts.seq), payload, h.original_bytes};
+  Record rec{frame ? RecordKind::kFrame : RecordKind::kRaw,
+             it,
+             parts,
+             RejectReason::kNone,
+             h.tag,
+             static_cast<uint32_t>(fs.cts.seq),
+             payload,
+             h.original_bytes};
   encode_record(rec, ctrl_->records[slot]);
   const uint32_t imm = htonl(imm_data(fs.cts.rslot, it, parts, fs.cts.seq));
   const uint64_t dst = frame ? ci.staging_addr : ci.addr;
@@ -200,7 +217,8 @@ Status IbSendComm::write_message(int slot, FifoSlot& fs, int it, bool* posted) {
         wr.wr.rdma.rkey = fs.cts.header_rkey;
       } else {
         uint64_t len = std::min(maxw, end - off);
-        sge = {reinterpret_cast<uintptr_t>(op.data + off), static_cast<uint32_t>(len), op.mr->lkey()};
+        sge = {reinterpret_cast<uintptr_t>(op.data + off), static_cast<uint32_t>(len),
+               op.mr->lkey()};
         wr.wr.rdma.remote_addr = dst + off;
         wr.wr.rdma.rkey = rkey;
         off += len;
@@ -230,7 +248,14 @@ Status IbSendComm::reject(int slot, FifoSlot& fs, int it, RejectReason why, Stat
   // Tell the receiver, so its receive fails too instead of waiting; then fail this comm.
   const MessageHeader& h = ops_[slot].header;
   if (it >= 0 && sq_used_[0] < ep_.send_depth()) {
-    Record rec{RecordKind::kRejected, it, 1, why, h.tag, static_cast<uint32_t>(fs.cts.seq), h.payload_bytes, h.original_bytes};
+    Record rec{RecordKind::kRejected,
+               it,
+               1,
+               why,
+               h.tag,
+               static_cast<uint32_t>(fs.cts.seq),
+               h.payload_bytes,
+               h.original_bytes};
     encode_record(rec, ctrl_->records[slot]);
     ibv_sge sge{reinterpret_cast<uintptr_t>(ctrl_->records[slot]), kRecordBytes, ctrl_mr_->lkey};
     ibv_send_wr wr{};

@@ -21,7 +21,8 @@ class IbSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;  // sends queued per comm
 
-  explicit IbSendComm(std::shared_ptr<IbDevice> dev, const IbOptions& opts) : ep_(std::move(dev), opts) {}
+  explicit IbSendComm(std::shared_ptr<IbDevice> dev, const IbOptions& opts)
+      : ep_(std::move(dev), opts) {}
   // QPs in INIT, the FIFO registered, receives posted for CTS immediates.
   Status create();
   void local_info(uint64_t nonce, ConnInfo* out) const;

@@ -14,8 +14,8 @@ namespace {
 
 class IbTransport final : public Transport {
  public:
-  IbTransport(std::vector<std::shared_ptr<IbDevice>> devs, IbOptions opts, const sock::SocketOptions& socket,
-              std::vector<sock::Interface> oob)
+  IbTransport(std::vector<std::shared_ptr<IbDevice>> devs, IbOptions opts,
+              const sock::SocketOptions& socket, std::vector<sock::Interface> oob)
       : devs_(std::move(devs)), opts_(std::move(opts)), socket_(socket), oob_(std::move(oob)) {
     for (const auto& d : devs_) props_.push_back(d->props);
   }
@@ -34,8 +34,8 @@ class IbTransport final : public Transport {
  private:
   Status check_dev(const char* what, int dev) const {
     if (dev < 0 || dev >= static_cast<int>(devs_.size()))
-      return Status::Usage(std::string(what) + ": device " + std::to_string(dev) + " out of range [0, " +
-                           std::to_string(devs_.size()) + ")");
+      return Status::Usage(std::string(what) + ": device " + std::to_string(dev) +
+                           " out of range [0, " + std::to_string(devs_.size()) + ")");
     return Status::Ok();
   }
   std::vector<std::shared_ptr<IbDevice>> devs_;
@@ -48,7 +48,8 @@ class IbTransport final : public Transport {
 }  // namespace
 
 std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts,
-                                               const sock::SocketOptions& socket, std::string* why) {
+                                               const sock::SocketOptions& socket,
+                                               std::string* why) {
   if (std::string miss = api.missing(); !miss.empty()) {
     *why = "the verbs table lacks " + miss;
     return nullptr;
@@ -56,19 +57,23 @@ std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOpti
   auto shared = std::make_shared<const VerbsApi>(api);
   std::vector<std::shared_ptr<IbDevice>> devs = discover_devices(shared, opts, why);
   if (devs.empty()) return nullptr;
-  std::vector<sock::Interface> oob = opts.oob_interfaces.empty() ? sock::find_interfaces(socket) : opts.oob_interfaces;
+  std::vector<sock::Interface> oob =
+      opts.oob_interfaces.empty() ? sock::find_interfaces(socket) : opts.oob_interfaces;
   if (oob.empty()) {
-    *why = "no network interface for the out-of-band queue-pair exchange (see SQUEEZE_SOCKET_IFNAME)";
+    *why =
+        "no network interface for the out-of-band queue-pair exchange (see SQUEEZE_SOCKET_IFNAME)";
     return nullptr;
   }
   return std::make_unique<IbTransport>(std::move(devs), opts, socket, std::move(oob));
 }
 
-std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts, std::string* why) {
+std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts,
+                                               std::string* why) {
   return open_transport_with(api, opts, sock::SocketOptions{}, why);
 }
 
-std::unique_ptr<Transport> open_transport(const IbOptions& opts, const sock::SocketOptions& socket, std::string* why) {
+std::unique_ptr<Transport> open_transport(const IbOptions& opts, const sock::SocketOptions& socket,
+                                          std::string* why) {
   const VerbsApi* api = system_verbs(why);
   if (api == nullptr) return nullptr;
   return open_transport_with(*api, opts, socket, why);

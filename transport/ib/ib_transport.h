@@ -19,12 +19,14 @@ struct VerbsApi;
 // null with *why saying why the transport cannot be used here, in one sentence:
 // "libibverbs.so.1 not found: ...", "ibv_get_device_list: Function not implemented",
 // "no RDMA device found", ...
-std::unique_ptr<Transport> open_transport(const IbOptions& opts, const sock::SocketOptions& socket, std::string* why);
+std::unique_ptr<Transport> open_transport(const IbOptions& opts, const sock::SocketOptions& socket,
+                                          std::string* why);
 
 // The same over a given verbs table (tests: the fake provider; without `socket`, the default
 // socket options). The table is copied.
 std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts,
                                                const sock::SocketOptions& socket, std::string* why);
-std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts, std::string* why);
+std::unique_ptr<Transport> open_transport_with(const VerbsApi& api, const IbOptions& opts,
+                                               std::string* why);
 
 }  // namespace squeeze::transport::ib

@@ -23,8 +23,12 @@ int real_query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
   std::memset(attr, 0, sizeof(*attr));
   return g_sym.query_port(ctx, port, attr);
 }
-int real_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) { return ibv_post_send(qp, wr, bad); }
-int real_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) { return ibv_post_recv(qp, wr, bad); }
+int real_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  return ibv_post_send(qp, wr, bad);
+}
+int real_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+  return ibv_post_recv(qp, wr, bad);
+}
 int real_poll_cq(ibv_cq* cq, int n, ibv_wc* wc) { return ibv_poll_cq(cq, n, wc); }
 
 template <typename F>
@@ -89,15 +93,24 @@ std::string VerbsApi::missing() const {
     bool present;
   };
   const Entry entries[] = {
-      {"get_device_list", get_device_list != nullptr}, {"free_device_list", free_device_list != nullptr},
-      {"open_device", open_device != nullptr},         {"close_device", close_device != nullptr},
-      {"query_device", query_device != nullptr},       {"query_port", query_port != nullptr},
-      {"query_gid", query_gid != nullptr},             {"alloc_pd", alloc_pd != nullptr},
-      {"dealloc_pd", dealloc_pd != nullptr},           {"reg_mr", reg_mr != nullptr},
-      {"dereg_mr", dereg_mr != nullptr},               {"create_cq", create_cq != nullptr},
-      {"destroy_cq", destroy_cq != nullptr},           {"create_qp", create_qp != nullptr},
-      {"modify_qp", modify_qp != nullptr},             {"destroy_qp", destroy_qp != nullptr},
-      {"post_send", post_send != nullptr},             {"post_recv", post_recv != nullptr},
+      {"get_device_list", get_device_list != nullptr},
+      {"free_device_list", free_device_list != nullptr},
+      {"open_device", open_device != nullptr},
+      {"close_device", close_device != nullptr},
+      {"query_device", query_device != nullptr},
+      {"query_port", query_port != nullptr},
+      {"query_gid", query_gid != nullptr},
+      {"alloc_pd", alloc_pd != nullptr},
+      {"dealloc_pd", dealloc_pd != nullptr},
+      {"reg_mr", reg_mr != nullptr},
+      {"dereg_mr", dereg_mr != nullptr},
+      {"create_cq", create_cq != nullptr},
+      {"destroy_cq", destroy_cq != nullptr},
+      {"create_qp", create_qp != nullptr},
+      {"modify_qp", modify_qp != nullptr},
+      {"destroy_qp", destroy_qp != nullptr},
+      {"post_send", post_send != nullptr},
+      {"post_recv", post_recv != nullptr},
       {"poll_cq", poll_cq != nullptr},
   };
   for (const Entry& e : entries)
@@ -120,13 +133,16 @@ std::string wc_status_name(ibv_wc_status s) {
     case IBV_WC_LOC_LEN_ERR: return "IBV_WC_LOC_LEN_ERR (local length error)";
     case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR (local QP operation error)";
     case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR (local protection error)";
-    case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR (work request flushed: the QP is in error)";
+    case IBV_WC_WR_FLUSH_ERR:
+      return "IBV_WC_WR_FLUSH_ERR (work request flushed: the QP is in error)";
     case IBV_WC_LOC_ACCESS_ERR: return "IBV_WC_LOC_ACCESS_ERR (local access error)";
     case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR (remote invalid request)";
     case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR (remote access error)";
     case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR (remote operation error)";
-    case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR (transport retry counter exceeded: peer unreachable)";
-    case IBV_WC_RNR_RETRY_EXC_ERR: return "IBV_WC_RNR_RETRY_EXC_ERR (receiver-not-ready retry counter exceeded)";
+    case IBV_WC_RETRY_EXC_ERR:
+      return "IBV_WC_RETRY_EXC_ERR (transport retry counter exceeded: peer unreachable)";
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return "IBV_WC_RNR_RETRY_EXC_ERR (receiver-not-ready retry counter exceeded)";
     case IBV_WC_REM_ABORT_ERR: return "IBV_WC_REM_ABORT_ERR (remote aborted)";
     case IBV_WC_FATAL_ERR: return "IBV_WC_FATAL_ERR (fatal error)";
     case IBV_WC_RESP_TIMEOUT_ERR: return "IBV_WC_RESP_TIMEOUT_ERR (response timeout)";

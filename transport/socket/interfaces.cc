@@ -84,7 +84,9 @@ std::vector<Interface> find_interfaces(std::string_view spec, int family) {
   return {};
 }
 
-std::vector<Interface> find_interfaces(const SocketOptions& o) { return find_interfaces(o.ifname, o.family); }
+std::vector<Interface> find_interfaces(const SocketOptions& o) {
+  return find_interfaces(o.ifname, o.family);
+}
 
 int interface_speed_mbps(const std::string& ifname) {
   std::ifstream f("/sys/class/net/" + ifname + "/speed");

@@ -43,7 +43,8 @@ std::string SockAddr::str() const {
     return std::string(buf) + ":" + std::to_string(port());
   }
   if (family() == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, buf, sizeof(buf));
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, buf,
+              sizeof(buf));
     std::string s = "[";
     s += buf;
     s += "]:";
@@ -53,12 +54,15 @@ std::string SockAddr::str() const {
   return "<unknown address family " + std::to_string(family()) + ">";
 }
 
-std::string errno_str(int err) { return std::string(strerror(err)) + " (errno " + std::to_string(err) + ")"; }
+std::string errno_str(int err) {
+  return std::string(strerror(err)) + " (errno " + std::to_string(err) + ")";
+}
 
 Status set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-    return Status::System("fcntl(O_NONBLOCK) on fd " + std::to_string(fd) + ": " + errno_str(errno));
+    return Status::System("fcntl(O_NONBLOCK) on fd " + std::to_string(fd) + ": " +
+                          errno_str(errno));
   return Status::Ok();
 }
 
@@ -73,14 +77,17 @@ Status configure_data_socket(int fd, const SocketOptions& options) {
     const void* val;
     const char* what;
   } opts[] = {
-      {IPPROTO_TCP, TCP_NODELAY, &one, "TCP_NODELAY"},   {SOL_SOCKET, SO_KEEPALIVE, &one, "SO_KEEPALIVE"},
-      {IPPROTO_TCP, TCP_KEEPIDLE, &idle, "TCP_KEEPIDLE"}, {IPPROTO_TCP, TCP_KEEPINTVL, &intvl, "TCP_KEEPINTVL"},
-      {IPPROTO_TCP, TCP_KEEPCNT, &cnt, "TCP_KEEPCNT"},    {IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, "TCP_USER_TIMEOUT"},
+      {IPPROTO_TCP, TCP_NODELAY, &one, "TCP_NODELAY"},
+      {SOL_SOCKET, SO_KEEPALIVE, &one, "SO_KEEPALIVE"},
+      {IPPROTO_TCP, TCP_KEEPIDLE, &idle, "TCP_KEEPIDLE"},
+      {IPPROTO_TCP, TCP_KEEPINTVL, &intvl, "TCP_KEEPINTVL"},
+      {IPPROTO_TCP, TCP_KEEPCNT, &cnt, "TCP_KEEPCNT"},
+      {IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, "TCP_USER_TIMEOUT"},
   };
   for (const Opt& o : opts) {
     if (setsockopt(fd, o.level, o.name, o.val, sizeof(int)) != 0)
-      return Status::System(std::string("setsockopt(") + o.what + ") on fd " + std::to_string(fd) + ": " +
-                            errno_str(errno));
+      return Status::System(std::string("setsockopt(") + o.what + ") on fd " + std::to_string(fd) +
+                            ": " + errno_str(errno));
   }
   return Status::Ok();
 }
@@ -92,7 +99,8 @@ Status set_max_pacing_rate(int fd, uint64_t bytes_per_s) {
   const int err64 = errno;
   if (rate <= UINT32_MAX) {  // kernels before the 64-bit option take a 32-bit rate
     const auto rate32 = static_cast<uint32_t>(rate);
-    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate32, sizeof rate32) == 0) return Status::Ok();
+    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate32, sizeof rate32) == 0)
+      return Status::Ok();
   }
   return Status::System("setsockopt(SO_MAX_PACING_RATE, " + std::to_string(rate) + " B/s) on fd " +
                         std::to_string(fd) + ": " + errno_str(err64));
@@ -102,7 +110,8 @@ Status max_pacing_rate(int fd, uint64_t* bytes_per_s) {
   uint64_t rate = 0;
   socklen_t len = sizeof rate;
   if (getsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, &len) != 0)
-    return Status::System("getsockopt(SO_MAX_PACING_RATE) on fd " + std::to_string(fd) + ": " + errno_str(errno));
+    return Status::System("getsockopt(SO_MAX_PACING_RATE) on fd " + std::to_string(fd) + ": " +
+                          errno_str(errno));
   if (len == sizeof(uint32_t)) {
     uint32_t r32 = 0;
     std::memcpy(&r32, &rate, sizeof r32);
@@ -154,7 +163,8 @@ Status listen_on(const SockAddr& bind_to, const std::string& what, Fd* fd, SockA
   setsockopt(f.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (::bind(f.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
     return Status::System("bind to " + addr.str() + ": " + errno_str(errno));
-  if (::listen(f.get(), 16384) != 0) return Status::System("listen on " + addr.str() + ": " + errno_str(errno));
+  if (::listen(f.get(), 16384) != 0)
+    return Status::System("listen on " + addr.str() + ": " + errno_str(errno));
   addr.len = sizeof(addr.storage);
   if (getsockname(f.get(), reinterpret_cast<sockaddr*>(&addr.storage), &addr.len) != 0)
     return Status::System("getsockname: " + errno_str(errno));

@@ -28,7 +28,9 @@ class BusyClock {
   }
   // True when a write at `now` should first look at the socket: the link may still be busy and
   // the last look is long ago, so without one the gap would be unsure.
-  bool look_before_write(Clock::time_point now) const { return backlog_.busy && now - last_ > kLongGap; }
+  bool look_before_write(Clock::time_point now) const {
+    return backlog_.busy && now - last_ > kLongGap;
+  }
   // True when a poll at `now` should look: the link may still be busy with bytes written, and
   // the last look is not so recent that another would only cost the poller its time (two
   // system calls while it spins on test()).
@@ -69,7 +71,9 @@ class BusyClock {
   static constexpr Clock::duration kAway = std::chrono::milliseconds(1);
 
  private:
-  static double us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+  static double us(Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  }
   Clock::duration busy_{}, limited_{}, unsure_{}, away_{};
   Clock::time_point last_, idle_since_;
   bool idle_ = false;

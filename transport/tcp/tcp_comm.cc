@@ -18,9 +18,10 @@ constexpr uint64_t kFrameSlack = 64 * 1024;
 // The busy time a link sample averages over.
 constexpr double kLinkWindowUs = 5000;
 
-Status io_error(sock::Io io, int err, const std::string& peer, const char* what, uint64_t done, uint64_t total) {
-  std::string where = std::string(what) + " with " + peer + " after " + std::to_string(done) + " of " +
-                      std::to_string(total) + " bytes";
+Status io_error(sock::Io io, int err, const std::string& peer, const char* what, uint64_t done,
+                uint64_t total) {
+  std::string where = std::string(what) + " with " + peer + " after " + std::to_string(done) +
+                      " of " + std::to_string(total) + " bytes";
   if (io == sock::Io::kClosed) return Status::Remote("peer closed the connection during " + where);
   return Status::System(where + ": " + sock::errno_str(err));
 }
@@ -35,7 +36,8 @@ Status TcpSendComm::failure() const {
 Status TcpSendComm::post(const SendItem& item, int* slot) {
   *slot = -1;
   if (Status f = failure(); !f.ok()) return f;
-  if (item.data == nullptr && item.header.payload_bytes != 0) return Status::Usage("isend: null buffer with non-zero size");
+  if (item.data == nullptr && item.header.payload_bytes != 0)
+    return Status::Usage("isend: null buffer with non-zero size");
   int s = ring_.acquire();
   if (s < 0) return Status::Ok();  // full: caller retries later
   busy_.posted(std::chrono::steady_clock::now());
@@ -44,7 +46,8 @@ Status TcpSendComm::post(const SendItem& item, int* slot) {
   op.data = static_cast<const uint8_t*>(item.data);
   op.size = item.header.payload_bytes;
   if (streams_ && op.size >= kStripeMinBytes) {  // the payload goes in parts on the data sockets
-    streams_->submit(const_cast<uint8_t*>(op.data), op.size, &parts_left_[static_cast<std::size_t>(s)]);
+    streams_->submit(const_cast<uint8_t*>(op.data), op.size,
+                     &parts_left_[static_cast<std::size_t>(s)]);
     op.size = 0;
   }
   *slot = s;
@@ -76,7 +79,7 @@ Status TcpSendComm::progress() {
       t0 = std::chrono::steady_clock::now();
     }
     sock::Io io = sock::writev_once(fd_.get(), iov, cnt, &n, &err);
-      busy_.wrote(t0, std::chrono::steady_clock::now(), backlog());
+    busy_.wrote(t0, std::chrono::steady_clock::now(), backlog());
     if (io == sock::Io::kWouldBlock) return Status::Ok();
     if (io != sock::Io::kProgress) {
       Op& head = ring_.at(order.front());
@@ -99,12 +102,14 @@ Status TcpSendComm::progress() {
 
 Status TcpSendComm::test(int slot, bool* done) {
   *done = false;
-  if (!ring_.valid(slot)) return Status::Usage("test: unknown send request slot " + std::to_string(slot));
+  if (!ring_.valid(slot))
+    return Status::Usage("test: unknown send request slot " + std::to_string(slot));
   if (!ring_.at(slot).done) {
     if (Status s = progress(); !s.ok()) return s;
   }
   poll_busy();
-  const bool parts_done = parts_left_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire) == 0;
+  const bool parts_done =
+      parts_left_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire) == 0;
   if (!parts_done) {
     if (Status f = failure(); !f.ok()) return f;
   }
@@ -145,7 +150,8 @@ bool TcpSendComm::link_rate(LinkSample* sample) {
   sample->fresh = false;
   poll_busy();
   const double busy = busy_.busy_us() - busy_at_last_.busy_us();
-  if (busy < kLinkWindowUs || r.bytes_acked == last_.bytes_acked) return true;  // the window goes on
+  if (busy < kLinkWindowUs || r.bytes_acked == last_.bytes_acked)
+    return true;  // the window goes on
   const auto now = std::chrono::steady_clock::now();
   const double wall_us = std::chrono::duration<double, std::micro>(now - last_at_).count();
   sample->fresh = true;
@@ -171,7 +177,8 @@ Status TcpRecvComm::post(std::span<const RecvItem> items, int* slot) {
   if (!error_.ok()) return error_;
   if (streams_ && streams_->failed()) return streams_->error();
   if (items.empty() || items.size() > kMaxRecvs)
-    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " + std::to_string(kMaxRecvs) + "]");
+    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " +
+                         std::to_string(kMaxRecvs) + "]");
   int s = ring_.acquire();
   if (s < 0) return Status::Ok();
   Op& op = ring_.at(s);
@@ -199,7 +206,8 @@ Status TcpRecvComm::on_header() {
   } else {
     if (h.payload_bytes > it.capacity + kFrameSlack)
       return Status::Remote("frame from " + peer_ + " of " + std::to_string(h.payload_bytes) +
-                            " bytes is larger than any frame for a " + std::to_string(it.capacity) + "-byte receive");
+                            " bytes is larger than any frame for a " + std::to_string(it.capacity) +
+                            "-byte receive");
     dst_ = op.staging[idx].prepare(static_cast<std::size_t>(h.payload_bytes));
   }
   if (streams_ && h.payload_bytes >= kStripeMinBytes) {  // its parts come on the data sockets
@@ -227,7 +235,8 @@ Status TcpRecvComm::fill() {
   if (io == sock::Io::kWouldBlock) return Status::Ok();
   if (io != sock::Io::kProgress) {
     if (in_payload_)
-      return io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_, payload_total_);
+      return io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_,
+                      payload_total_);
     return io_error(io, err, peer_, "receive of a message header", rlen_ - rpos_, kWireHeaderBytes);
   }
   rlen_ += n;
@@ -245,7 +254,7 @@ Status TcpRecvComm::progress() {
           error_ = s;
           break;
         }
-        if (rlen_ - rpos_ == before) {  // would block
+        if (rlen_ - rpos_ == before) {           // would block
           if (before == 0) return Status::Ok();  // between messages: an idle peer is fine
           error_ = check_stall();
           break;
@@ -269,14 +278,16 @@ Status TcpRecvComm::progress() {
       } else if (remaining_ >= kDirectRead) {
         std::size_t n = 0;
         int err = 0;
-        sock::Io io = sock::read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
+        sock::Io io =
+            sock::read_once(fd_.get(), dst_, std::min(remaining_, kMaxReadChunk), &n, &err);
         if (io == sock::Io::kWouldBlock) {
           error_ = check_stall();
           break;
         }
         stall_.moved();
         if (io != sock::Io::kProgress) {
-          error_ = io_error(io, err, peer_, "receive of a message payload", payload_total_ - remaining_, payload_total_);
+          error_ = io_error(io, err, peer_, "receive of a message payload",
+                            payload_total_ - remaining_, payload_total_);
           break;
         }
         dst_ += n;
@@ -307,20 +318,22 @@ Status TcpRecvComm::check_stall() {
   if (!stall_.expired()) return Status::Ok();
   std::string what;
   if (in_payload_) {
-    what = std::to_string(remaining_) + " of " + std::to_string(payload_total_) + " payload bytes missing";
+    what = std::to_string(remaining_) + " of " + std::to_string(payload_total_) +
+           " payload bytes missing";
   } else {
-    what = std::to_string(kWireHeaderBytes - (rlen_ - rpos_)) + " of " + std::to_string(kWireHeaderBytes) +
-           " message header bytes missing";
+    what = std::to_string(kWireHeaderBytes - (rlen_ - rpos_)) + " of " +
+           std::to_string(kWireHeaderBytes) + " message header bytes missing";
   }
   char waited[32];
   std::snprintf(waited, sizeof(waited), "%.1f", stall_.waited_s());
-  return Status::Remote("receive from " + peer_ + " stalled: no byte for " + waited + " s with " + what +
-                        " (stall deadline, SQUEEZE_STALL_TIMEOUT_S)");
+  return Status::Remote("receive from " + peer_ + " stalled: no byte for " + waited + " s with " +
+                        what + " (stall deadline, SQUEEZE_STALL_TIMEOUT_S)");
 }
 
 Status TcpRecvComm::test(int slot, bool* done, std::span<Received> out) {
   *done = false;
-  if (!ring_.valid(slot)) return Status::Usage("test: unknown receive request slot " + std::to_string(slot));
+  if (!ring_.valid(slot))
+    return Status::Usage("test: unknown receive request slot " + std::to_string(slot));
   Op& op = ring_.at(slot);
   if (op.filled < op.n) {
     if (Status s = progress(); !s.ok()) return s;

@@ -113,8 +113,8 @@ class TcpSendComm final : public SendComm {
     void reset() { *this = Op{}; }
   };
   Status progress();
-  Status failure() const;  // the connection's error: the control socket's or a data socket's
-  void poll_busy();  // a look at the socket while bytes written may still be queued
+  Status failure() const;      // the connection's error: the control socket's or a data socket's
+  void poll_busy();            // a look at the socket while bytes written may still be queued
   TcpBacklog backlog() const;  // over the control and data sockets
   sock::Fd fd_;
   std::string peer_;
@@ -135,7 +135,10 @@ class TcpRecvComm final : public RecvComm {
   // StallWatch (the control socket's header and payload bytes); 0 waits forever.
   TcpRecvComm(sock::Fd fd, std::string peer, std::unique_ptr<StreamSet> streams = nullptr,
               int stall_timeout_ms = 0)
-      : fd_(std::move(fd)), peer_(std::move(peer)), stall_(stall_timeout_ms), streams_(std::move(streams)) {}
+      : fd_(std::move(fd)),
+        peer_(std::move(peer)),
+        stall_(stall_timeout_ms),
+        streams_(std::move(streams)) {}
   Status post(std::span<const RecvItem> items, int* slot) override;
   Status test(int slot, bool* done, std::span<Received> out) override;
   void release(int slot) override { ring_.release(slot); }

@@ -32,9 +32,12 @@ TcpBacklog tcp_backlog(int fd) {
     return b;
   b.busy = info.tcpi_notsent_bytes > 0;
   int queued = 0;  // unsent and unacknowledged bytes
-  if (!b.busy || len < offsetof(tcp_info, tcpi_snd_wnd) + sizeof(info.tcpi_snd_wnd) || ioctl(fd, SIOCOUTQ, &queued) != 0)
+  if (!b.busy || len < offsetof(tcp_info, tcpi_snd_wnd) + sizeof(info.tcpi_snd_wnd) ||
+      ioctl(fd, SIOCOUTQ, &queued) != 0)
     return b;  // a kernel too old to report the peer's window (tcpi_snd_wnd): never "full"
-  const uint64_t in_flight = static_cast<uint64_t>(queued) - std::min<uint64_t>(info.tcpi_notsent_bytes, static_cast<uint64_t>(queued));
+  const uint64_t in_flight =
+      static_cast<uint64_t>(queued) -
+      std::min<uint64_t>(info.tcpi_notsent_bytes, static_cast<uint64_t>(queued));
   b.window_full = in_flight + info.tcpi_snd_mss >= info.tcpi_snd_wnd;
   return b;
 }

@@ -1,8 +1,8 @@
 #include "transport/tcp/tcp_transport.h"
 
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,10 +10,10 @@
 #include <cstring>
 
 #include "compress/byte_io.h"
-#include "transport/tcp/stream_groups.h"
-#include "transport/tcp/stream_layout.h"
 #include "transport/socket/nonce.h"
 #include "transport/socket/pending_set.h"
+#include "transport/tcp/stream_groups.h"
+#include "transport/tcp/stream_layout.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
@@ -27,7 +27,7 @@ namespace {
 // state there between connect() calls (NCCL passes the same handle buffer each time).
 constexpr uint32_t kHandleMagic = 0x4c5a5153;  // "SQZL"
 constexpr std::size_t kAddrOffset = 8;
-constexpr std::size_t kAddrMax = sizeof(sockaddr_in6);  // 28
+constexpr std::size_t kAddrMax = sizeof(sockaddr_in6);            // 28
 constexpr std::size_t kNonceOffset = kAddrOffset + kAddrMax + 4;  // 40
 constexpr std::size_t kStageOffset = kHandleBytes - sizeof(void*);
 static_assert(kNonceOffset + 8 <= kStageOffset, "handle layout overlaps");
@@ -67,8 +67,12 @@ void set_stage(void* handle, Connecting* c) {
 
 class TcpListener final : public Listener {
  public:
-  TcpListener(sock::Fd fd, uint64_t nonce, const std::string& where, const sock::SocketOptions& socket)
-      : fd_(std::move(fd)), nonce_(nonce), socket_(socket), pending_("TCP listener " + where, socket),
+  TcpListener(sock::Fd fd, uint64_t nonce, const std::string& where,
+              const sock::SocketOptions& socket)
+      : fd_(std::move(fd)),
+        nonce_(nonce),
+        socket_(socket),
+        pending_("TCP listener " + where, socket),
         groups_(socket.stall_timeout_ms) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
@@ -94,7 +98,8 @@ Status TcpListener::step(Pending& p, sock::Verdict* v) const {
   sock::Io io = sock::read_once(p.fd.get(), p.hello + p.got, kHelloBytes - p.got, &n, &err);
   if (io == sock::Io::kWouldBlock) return Status::Ok();
   if (io != sock::Io::kProgress) {
-    *v = {sock::Verdict::kDrop, io == sock::Io::kClosed ? "closed before its hello" : "socket error before its hello"};
+    *v = {sock::Verdict::kDrop,
+          io == sock::Io::kClosed ? "closed before its hello" : "socket error before its hello"};
     return Status::Ok();
   }
   p.got += n;
@@ -105,10 +110,9 @@ Status TcpListener::step(Pending& p, sock::Verdict* v) const {
       return Status::Ok();
     case Hello::kOtherVersion:
       return Status::Remote("peer " + p.peer.str() + " speaks Squeeze TCP wire version " +
-                            std::to_string(hello_version(p.hello)) + "; this listener speaks version " +
-                            std::to_string(kMsgWireVersion));
-    case Hello::kOurs:
-      break;
+                            std::to_string(hello_version(p.hello)) +
+                            "; this listener speaks version " + std::to_string(kMsgWireVersion));
+    case Hello::kOurs: break;
   }
   *v = {sock::Verdict::kReady, ""};
   return Status::Ok();
@@ -138,7 +142,8 @@ TcpTransport::TcpTransport(const sock::SocketOptions& socket, const TcpOptions& 
     : ifs_(sock::find_interfaces(socket)), socket_(socket), tcp_(tcp) {
   describe();
 }
-TcpTransport::TcpTransport(std::vector<sock::Interface> ifs, const sock::SocketOptions& socket, const TcpOptions& tcp)
+TcpTransport::TcpTransport(std::vector<sock::Interface> ifs, const sock::SocketOptions& socket,
+                           const TcpOptions& tcp)
     : ifs_(std::move(ifs)), socket_(socket), tcp_(tcp) {
   describe();
 }
@@ -157,7 +162,8 @@ void TcpTransport::describe() {
 
 Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
   if (dev < 0 || dev >= static_cast<int>(ifs_.size()))
-    return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, " + std::to_string(ifs_.size()) + ")");
+    return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, " +
+                         std::to_string(ifs_.size()) + ")");
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(ifs_[dev].addr, ifs_[dev].name, &fd, &addr); !s.ok()) return s;
@@ -176,18 +182,21 @@ Status TcpTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
 Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   auto* h = static_cast<uint8_t*>(handle);
-  if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze TCP handle");
+  if (compress::load_le32(h) != kHandleMagic)
+    return Status::Usage("connect: handle is not a Squeeze TCP handle");
   Connecting* c = stage_of(handle);
   if (c == nullptr) {
     auto fresh = std::make_unique<Connecting>();
     uint32_t len = compress::load_le32(h + kAddrOffset + kAddrMax);
-    if (len == 0 || len > kAddrMax) return Status::Usage("connect: handle has a bad address length " + std::to_string(len));
+    if (len == 0 || len > kAddrMax)
+      return Status::Usage("connect: handle has a bad address length " + std::to_string(len));
     std::memcpy(&fresh->peer.storage, h + kAddrOffset, len);
     fresh->peer.len = len;
     // The route to the peer decides the local interface; `dev` is the one NCCL matched to it,
     // whose speed sizes the connection.
     const bool known = dev >= 0 && dev < static_cast<int>(props_.size());
-    const StreamLayout layout = choose_streams(tcp_, known ? props_[dev].speed_mbps : 0, usable_cores());
+    const StreamLayout layout =
+        choose_streams(tcp_, known ? props_[dev].speed_mbps : 0, usable_cores());
     fresh->nthreads = layout.nthreads;
     StreamHello sh;
     sh.conn_id = random_conn_id();
@@ -202,11 +211,15 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
       Dialing& d = fresh->dials[i];
       sh.index = i;
       encode_hello(nonce, sh, d.hello);
-      d.fd = sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+      d.fd =
+          sock::Fd(::socket(fresh->peer.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
       if (!d.fd.valid()) return Status::System("socket(): " + sock::errno_str(errno));
       if (Status s = sock::configure_data_socket(d.fd.get(), socket_); !s.ok()) return s;
-      if (Status s = sock::set_max_pacing_rate(d.fd.get(), i == 0 ? rate : rate / layout.nsocks); !s.ok()) return s;
-      int r = ::connect(d.fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage), fresh->peer.len);
+      if (Status s = sock::set_max_pacing_rate(d.fd.get(), i == 0 ? rate : rate / layout.nsocks);
+          !s.ok())
+        return s;
+      int r = ::connect(d.fd.get(), reinterpret_cast<const sockaddr*>(&fresh->peer.storage),
+                        fresh->peer.len);
       if (r != 0 && errno != EINPROGRESS)
         return Status::Remote("connect to " + fresh->peer.str() + ": " + sock::errno_str(errno));
     }
@@ -224,11 +237,14 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
       int err = 0;
       socklen_t len = sizeof(err);
       if (getsockopt(d.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-      if (err != 0) return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(err)));
+      if (err != 0)
+        return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(err)));
       sockaddr_storage peer{};
       socklen_t plen = sizeof(peer);
       if (getpeername(d.fd.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
-        if (errno != ENOTCONN) return fail(Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno)));
+        if (errno != ENOTCONN)
+          return fail(
+              Status::Remote("connect to " + c->peer.str() + ": " + sock::errno_str(errno)));
         all_sent = false;  // still connecting
         continue;
       }
@@ -240,7 +256,8 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     int err = 0;
     sock::Io io = sock::writev_once(d.fd.get(), &iov, 1, &n, &err);
     if (io == sock::Io::kClosed || io == sock::Io::kError)
-      return fail(Status::Remote("connect to " + c->peer.str() + ": sending hello: " + sock::errno_str(err)));
+      return fail(Status::Remote("connect to " + c->peer.str() +
+                                 ": sending hello: " + sock::errno_str(err)));
     d.hello_sent += n;
     if (d.hello_sent < kHelloBytes) all_sent = false;
   }
@@ -252,9 +269,11 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
   if (c->dials.size() > 1) {
     std::vector<sock::Fd> data;
     for (std::size_t i = 1; i < c->dials.size(); ++i) data.push_back(std::move(c->dials[i].fd));
-    streams = std::make_unique<StreamSet>(StreamSet::Dir::kSend, std::move(data), c->nthreads, c->peer.str());
+    streams = std::make_unique<StreamSet>(StreamSet::Dir::kSend, std::move(data), c->nthreads,
+                                          c->peer.str());
   }
-  *comm = std::make_unique<TcpSendComm>(std::move(c->dials[0].fd), c->peer.str(), std::move(streams));
+  *comm =
+      std::make_unique<TcpSendComm>(std::move(c->dials[0].fd), c->peer.str(), std::move(streams));
   set_stage(handle, nullptr);
   return Status::Ok();
 }

@@ -27,8 +27,10 @@ void Pending::on_send(void*, ucs_status_t status, void* user_data) {
   finish(static_cast<Record*>(user_data), status, 0);
 }
 
-void Pending::on_recv(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
-  finish(static_cast<Record*>(user_data), status, status == UCS_OK && info != nullptr ? info->length : 0);
+void Pending::on_recv(void*, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                      void* user_data) {
+  finish(static_cast<Record*>(user_data), status,
+         status == UCS_OK && info != nullptr ? info->length : 0);
 }
 
 void Pending::take(ucs_status_ptr_t result, std::unique_ptr<Record> rec) {
@@ -42,13 +44,15 @@ void Pending::take(ucs_status_ptr_t result, std::unique_ptr<Record> rec) {
   }
 }
 
-void Pending::start_send(const Session* s, ucp_ep_h ep, const void* buffer, std::size_t length, uint64_t tag) {
+void Pending::start_send(const Session* s, ucp_ep_h ep, const void* buffer, std::size_t length,
+                         uint64_t tag) {
   reset();
   session_ = s;
   is_recv_ = false;
   auto rec = std::make_unique<Record>();
   ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+  p.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = &Pending::on_send;
   p.user_data = rec.get();
   p.memory_type = UCS_MEMORY_TYPE_HOST;  // ptr_support is host only: skip UCX's detection
@@ -61,13 +65,15 @@ void Pending::start_recv(const Session* s, void* buffer, std::size_t length, uin
   is_recv_ = true;
   auto rec = std::make_unique<Record>();
   ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE |
-                   UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // always a request, so the callback reports the length
+  p.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE |
+      UCP_OP_ATTR_FLAG_NO_IMM_CMPL;  // always a request, so the callback reports the length
   p.cb.recv = &Pending::on_recv;
   p.user_data = rec.get();
   p.memory_type = UCS_MEMORY_TYPE_HOST;
   ucs_status_ptr_t r = s->api().tag_recv_nbx(s->worker(), buffer, length, tag, ~uint64_t{0}, &p);
-  take(r == nullptr ? UCS_STATUS_PTR(UCS_ERR_NO_MESSAGE) : r, std::move(rec));  // NULL: not with NO_IMM_CMPL
+  take(r == nullptr ? UCS_STATUS_PTR(UCS_ERR_NO_MESSAGE) : r,
+       std::move(rec));  // NULL: not with NO_IMM_CMPL
 }
 
 ucs_status_t Pending::poll(std::size_t* length) {
@@ -100,8 +106,12 @@ void Pending::reset() {
   length_ = 0;
 }
 
-Channel::Channel(std::shared_ptr<Session> session, sock::Fd socket, std::string peer, uint32_t comm_id)
-    : session_(std::move(session)), socket_(std::move(socket)), peer_(std::move(peer)), comm_id_(comm_id) {}
+Channel::Channel(std::shared_ptr<Session> session, sock::Fd socket, std::string peer,
+                 uint32_t comm_id)
+    : session_(std::move(session)),
+      socket_(std::move(socket)),
+      peer_(std::move(peer)),
+      comm_id_(comm_id) {}
 
 Status Channel::create_ep(const std::vector<uint8_t>& peer_address, ucp_err_handling_mode_t mode) {
   ucp_ep_params_t ep{};
@@ -157,7 +167,8 @@ bool Channel::peer_alive() {
 std::string Channel::failure_text() const {
   ucs_status_t f = ep_state_->failure.load();
   if (f != UCS_OK)
-    return "UCX reports the connection with " + peer_ + " failed (" + session_->lib().status_str(f) + ")";
+    return "UCX reports the connection with " + peer_ + " failed (" +
+           session_->lib().status_str(f) + ")";
   return "the peer " + peer_ + " " + socket_failure_;
 }
 

@@ -40,7 +40,8 @@ class Pending {
   ~Pending() { reset(); }
 
   // Sends [buffer, buffer + length) with `tag` on `ep`.
-  void start_send(const Session* s, ucp_ep_h ep, const void* buffer, std::size_t length, uint64_t tag);
+  void start_send(const Session* s, ucp_ep_h ep, const void* buffer, std::size_t length,
+                  uint64_t tag);
   // Posts a receive of exactly `tag` into [buffer, buffer + length).
   void start_recv(const Session* s, void* buffer, std::size_t length, uint64_t tag);
   // UCS_INPROGRESS, UCS_OK or the error. For receives, *length gets the received bytes.
@@ -57,7 +58,8 @@ class Pending {
   };
   static void finish(Record* rec, ucs_status_t status, std::size_t length);
   static void on_send(void* request, ucs_status_t status, void* user_data);
-  static void on_recv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
+  static void on_recv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                      void* user_data);
   void take(ucs_status_ptr_t result, std::unique_ptr<Record> rec);
   const Session* session_ = nullptr;
   void* req_ = nullptr;

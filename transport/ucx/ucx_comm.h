@@ -55,7 +55,8 @@ class UcxSendComm final : public SendComm {
  public:
   static constexpr int kSlots = kMaxRequests * kMaxRecvs;  // 256 messages in flight
   // error: set when the endpoint could not be created; every post then fails with it.
-  UcxSendComm(std::unique_ptr<Channel> ch, Status error) : ch_(std::move(ch)), error_(std::move(error)) {}
+  UcxSendComm(std::unique_ptr<Channel> ch, Status error)
+      : ch_(std::move(ch)), error_(std::move(error)) {}
   ~UcxSendComm() override;
   Status post(const SendItem& item, int* slot) override;
   Status test(int slot, bool* done) override;

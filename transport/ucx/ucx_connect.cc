@@ -31,7 +31,8 @@ void set_stage(void* handle, Connecting* c) {
   std::memcpy(static_cast<uint8_t*>(handle) + kHandleStageOffset, &c, sizeof(c));
 }
 
-Status start(const uint8_t* h, const sock::SocketOptions& socket, std::unique_ptr<Connecting>* out) {
+Status start(const uint8_t* h, const sock::SocketOptions& socket,
+             std::unique_ptr<Connecting>* out) {
   auto c = std::make_unique<Connecting>();
   uint32_t len = compress::load_le32(h + kHandleAddrLenOffset);
   if (len == 0 || len > kHandleAddrMax)
@@ -74,9 +75,11 @@ Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, 
                     std::unique_ptr<SendComm>* comm) {
   *comm = nullptr;
   const auto* h = static_cast<const uint8_t*>(handle);
-  if (compress::load_le32(h) != kHandleMagic) return Status::Usage("connect: handle is not a Squeeze UCX handle");
+  if (compress::load_le32(h) != kHandleMagic)
+    return Status::Usage("connect: handle is not a Squeeze UCX handle");
   if (compress::load_le32(h + 4) != kWireVersion)
-    return Status::Usage("connect: UCX handle has version " + std::to_string(compress::load_le32(h + 4)) + ", expected " +
+    return Status::Usage("connect: UCX handle has version " +
+                         std::to_string(compress::load_le32(h + 4)) + ", expected " +
                          std::to_string(kWireVersion));
   std::unique_ptr<Connecting> owned(stage_of(handle));  // freed on every exit unless handed back
   if (!owned) {
@@ -89,7 +92,8 @@ Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, 
   }
   bool closed = false;
   if (c.connected) {
-    if (Status s = write_some(c.fd.get(), c.hello, &c.sent, c.peer.str(), &closed); !s.ok()) return s;
+    if (Status s = write_some(c.fd.get(), c.hello, &c.sent, c.peer.str(), &closed); !s.ok())
+      return s;
     if (c.sent == c.hello.size()) {
       if (Status s = read_hello(c.fd.get(), &c.reply, c.peer.str(), &closed); !s.ok()) return s;
     }
@@ -100,7 +104,8 @@ Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, 
   }
   std::shared_ptr<Session> session;
   if (Status s = sessions.acquire(&session); !s.ok()) return s;
-  auto ch = std::make_unique<Channel>(std::move(session), std::move(c.fd), c.peer.str(), c.reply.comm_id());
+  auto ch = std::make_unique<Channel>(std::move(session), std::move(c.fd), c.peer.str(),
+                                      c.reply.comm_id());
   // An endpoint UCX cannot create (the peer died since it answered, or shares no transport
   // with us) is a comm whose first send fails, as a TCP connection whose peer is gone.
   Status ep = ch->connect(c.reply.address());

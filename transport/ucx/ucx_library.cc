@@ -35,7 +35,8 @@ std::shared_ptr<const Library> Library::open(const std::string& path_in, std::st
 
   unsigned major = 0, minor = 0, release = 0;
   lib->api_.get_version(&major, &minor, &release);
-  lib->version_ = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+  lib->version_ =
+      std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 
   return lib;
 }

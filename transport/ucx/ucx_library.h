@@ -58,7 +58,9 @@ class Library {
   // Set once a peer that UCX reaches without error handling could not be reached with it
   // (UCX 1.13's shared-memory transports lack it), so later endpoints skip the try.
   bool peer_errors_unsupported() const { return no_peer_errors_.load(std::memory_order_relaxed); }
-  void note_peer_errors_unsupported() const { no_peer_errors_.store(true, std::memory_order_relaxed); }
+  void note_peer_errors_unsupported() const {
+    no_peer_errors_.store(true, std::memory_order_relaxed);
+  }
 
  private:
   Library() = default;

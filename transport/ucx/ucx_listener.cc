@@ -19,7 +19,8 @@ Status read_hello(int fd, HelloReader* hello, const std::string& peer, bool* clo
     if (io == Io::kWouldBlock) return Status::Ok();
     if (io != Io::kProgress) {
       *closed = true;
-      return Status::Remote("UCX set-up socket with " + peer + " closed before the worker address arrived" +
+      return Status::Remote("UCX set-up socket with " + peer +
+                            " closed before the worker address arrived" +
                             (io == Io::kError ? ": " + sock::errno_str(err) : std::string()));
     }
     if (std::string bad = hello->feed(buf, n); !bad.empty())
@@ -28,7 +29,8 @@ Status read_hello(int fd, HelloReader* hello, const std::string& peer, bool* clo
   return Status::Ok();
 }
 
-Status write_some(int fd, const std::vector<uint8_t>& out, std::size_t* sent, const std::string& peer, bool* closed) {
+Status write_some(int fd, const std::vector<uint8_t>& out, std::size_t* sent,
+                  const std::string& peer, bool* closed) {
   *closed = false;
   while (*sent < out.size()) {
     iovec iov{const_cast<uint8_t*>(out.data()) + *sent, out.size() - *sent};
@@ -38,7 +40,8 @@ Status write_some(int fd, const std::vector<uint8_t>& out, std::size_t* sent, co
     if (io == Io::kWouldBlock) return Status::Ok();
     if (io != Io::kProgress) {
       *closed = true;
-      return Status::Remote("UCX set-up socket with " + peer + ": sending the worker address: " + sock::errno_str(err));
+      return Status::Remote("UCX set-up socket with " + peer +
+                            ": sending the worker address: " + sock::errno_str(err));
     }
     *sent += n;
   }
@@ -53,7 +56,8 @@ Status UcxListener::step(Pending& p, sock::Verdict* v) {
     if (!s.ok()) {
       // Another version from a peer that holds the nonce is this job's own peer: say so.
       if (p.hello.genuine() && !closed) return s;
-      *v = {sock::Verdict::kDrop, closed ? "closed before its hello was whole" : "not a hello for this listener"};
+      *v = {sock::Verdict::kDrop,
+            closed ? "closed before its hello was whole" : "not a hello for this listener"};
       return Status::Ok();
     }
     if (!p.hello.done()) {
@@ -78,15 +82,15 @@ Status UcxListener::accept(std::unique_ptr<RecvComm>* comm) {
   Status s = pending_.poll(
       fd_.get(),
       [this](sock::Fd fd, const sock::SockAddr& peer) {
-        return std::make_unique<Pending>(
-            Pending{std::move(fd), peer, HelloReader(kConnectMagic, nonce_, false), nullptr, 0, {}, 0});
+        return std::make_unique<Pending>(Pending{
+            std::move(fd), peer, HelloReader(kConnectMagic, nonce_, false), nullptr, 0, {}, 0});
       },
       [this](Pending& p, sock::Verdict* v) { return step(p, v); }, &ready);
   if (!s.ok()) return s;
   if (ready) {
     const std::string peer = ready->peer.str();
-    *comm = std::make_unique<UcxRecvComm>(
-        std::make_unique<Channel>(std::move(ready->session), std::move(ready->fd), peer, ready->comm_id));
+    *comm = std::make_unique<UcxRecvComm>(std::make_unique<Channel>(
+        std::move(ready->session), std::move(ready->fd), peer, ready->comm_id));
   }
   return Status::Ok();
 }

@@ -22,10 +22,11 @@ Status UcxRecvComm::post(std::span<const RecvItem> items, int* slot) {
   *slot = -1;
   if (!error_.ok()) return error_;
   if (items.empty() || items.size() > kMaxRecvs)
-    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " + std::to_string(kMaxRecvs) +
-                         "]");
+    return Status::Usage("irecv: n=" + std::to_string(items.size()) + " outside [1, " +
+                         std::to_string(kMaxRecvs) + "]");
   for (const RecvItem& it : items)
-    if (it.data == nullptr && it.capacity != 0) return Status::Usage("irecv: null buffer with non-zero capacity");
+    if (it.data == nullptr && it.capacity != 0)
+      return Status::Usage("irecv: null buffer with non-zero capacity");
   int s = pool_.acquire();
   if (s < 0) return Status::Ok();  // 32 receives posted: the caller retries later
   Op& op = pool_.at(s);
@@ -68,13 +69,14 @@ bool UcxRecvComm::advance(Status* err) {
     if (st == UCS_INPROGRESS) break;
     slot.recv.reset();
     if (st != UCS_OK) {
-      *err = Status::Remote("receive of message " + std::to_string(seq) + "'s header from " + ch_->peer() +
-                            " failed: " + ch_->session().lib().status_str(st));
+      *err = Status::Remote("receive of message " + std::to_string(seq) + "'s header from " +
+                            ch_->peer() + " failed: " + ch_->session().lib().status_str(st));
       return any;
     }
     MessageHeader h;
-    std::string bad = len != sizeof(slot.bytes) ? "header of " + std::to_string(len) + " bytes, expected 32"
-                                                : decode_header(slot.bytes, &h);
+    std::string bad = len != sizeof(slot.bytes)
+                          ? "header of " + std::to_string(len) + " bytes, expected 32"
+                          : decode_header(slot.bytes, &h);
     if (!bad.empty()) {
       *err = Status::Remote("corrupt message header from " + ch_->peer() + ": " + bad);
       return any;
@@ -104,7 +106,8 @@ Status UcxRecvComm::on_header(uint32_t seq, const MessageHeader& h) {
   if (h.kind == PayloadKind::kFrame) {
     if (h.payload_bytes > it.capacity + kFrameSlack)
       return Status::Remote("frame from " + ch_->peer() + " of " + std::to_string(h.payload_bytes) +
-                            " bytes is larger than any frame for a " + std::to_string(it.capacity) + "-byte receive");
+                            " bytes is larger than any frame for a " + std::to_string(it.capacity) +
+                            "-byte receive");
     dst = op.staging[idx].prepare(static_cast<std::size_t>(h.payload_bytes));
   }
   op.matched[idx] = true;
@@ -116,7 +119,8 @@ Status UcxRecvComm::on_header(uint32_t seq, const MessageHeader& h) {
     ++op.filled;
     return Status::Ok();
   }
-  op.payloads[idx].start_recv(&ch_->session(), dst, h.payload_bytes, payload_tag(ch_->comm_id(), seq));
+  op.payloads[idx].start_recv(&ch_->session(), dst, h.payload_bytes,
+                              payload_tag(ch_->comm_id(), seq));
   return Status::Ok();
 }
 
@@ -129,14 +133,16 @@ bool UcxRecvComm::check_payloads(Op& op, Status* err) {
     if (st == UCS_INPROGRESS) continue;
     op.payloads[i].reset();
     if (st != UCS_OK) {
-      *err = Status::Remote("receive of a " + std::to_string(op.headers[i].payload_bytes) + "-byte payload from " +
-                            ch_->peer() + " (tag " + std::to_string(op.headers[i].tag) +
+      *err = Status::Remote("receive of a " + std::to_string(op.headers[i].payload_bytes) +
+                            "-byte payload from " + ch_->peer() + " (tag " +
+                            std::to_string(op.headers[i].tag) +
                             ") failed: " + ch_->session().lib().status_str(st));
       return any;
     }
     if (len != op.headers[i].payload_bytes) {
       *err = Status::Remote("payload from " + ch_->peer() + " has " + std::to_string(len) +
-                            " bytes but its header said " + std::to_string(op.headers[i].payload_bytes));
+                            " bytes but its header said " +
+                            std::to_string(op.headers[i].payload_bytes));
       return any;
     }
     op.landed[i] = true;
@@ -158,14 +164,16 @@ Status UcxRecvComm::settle(Op& op) {
     if (op.filled == op.n) return Status::Ok();
     if (ch_->peer_alive()) return Status::Ok();
     if ((events == 0 && !moved) || round == kMaxSettleRounds)
-      return Status::Remote(ch_->failure_text() + " before the posted receive completed (" + std::to_string(op.filled) +
-                            " of " + std::to_string(op.n) + " messages arrived)");
+      return Status::Remote(ch_->failure_text() + " before the posted receive completed (" +
+                            std::to_string(op.filled) + " of " + std::to_string(op.n) +
+                            " messages arrived)");
   }
 }
 
 Status UcxRecvComm::test(int slot, bool* done, std::span<Received> out) {
   *done = false;
-  if (!pool_.valid(slot)) return Status::Usage("test: unknown receive request slot " + std::to_string(slot));
+  if (!pool_.valid(slot))
+    return Status::Usage("test: unknown receive request slot " + std::to_string(slot));
   Op& op = pool_.at(slot);
   if (op.filled < op.n) {  // messages that arrived before the comm broke still report done
     if (!error_.ok()) return error_;

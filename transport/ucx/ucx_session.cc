@@ -19,7 +19,8 @@ Status Session::create(std::shared_ptr<const Library> lib, std::shared_ptr<Sessi
   ucp_config_t* raw = nullptr;
   ucs_status_t st = api.config_read(nullptr, nullptr, &raw);  // UCX_* from the environment
   if (st != UCS_OK)
-    return Status::System("UCX " + version + " cannot read its configuration: " + s->lib_->status_str(st));
+    return Status::System("UCX " + version +
+                          " cannot read its configuration: " + s->lib_->status_str(st));
   std::unique_ptr<ucp_config_t, ConfigDeleter> config(raw, ConfigDeleter{&api});
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
@@ -36,7 +37,8 @@ Status Session::create(std::shared_ptr<const Library> lib, std::shared_ptr<Sessi
   st = api.worker_create(s->context_, &wp, &s->worker_);
   if (st != UCS_OK) {
     s->worker_ = nullptr;
-    return Status::System("ucp_worker_create with UCX " + version + " failed: " + s->lib_->status_str(st));
+    return Status::System("ucp_worker_create with UCX " + version +
+                          " failed: " + s->lib_->status_str(st));
   }
   ucp_address_t* addr = nullptr;
   std::size_t len = 0;
@@ -67,7 +69,9 @@ Session::~Session() {
 Status SessionSource::acquire(std::shared_ptr<Session>* out) {
   std::lock_guard<std::mutex> lock(mu_);
   if (std::shared_ptr<Session> s = live_.lock()) {
-    if (!s->usable()) return Status::Usage("UCX was in use when this process was forked; a forked child cannot use it");
+    if (!s->usable())
+      return Status::Usage(
+          "UCX was in use when this process was forked; a forked child cannot use it");
     *out = std::move(s);
     return Status::Ok();
   }

@@ -25,9 +25,12 @@ namespace squeeze::transport::ucx {
 
 class UcxListener final : public Listener {
  public:
-  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce, const std::string& where,
-              const sock::SocketOptions& socket)
-      : sessions_(std::move(sessions)), fd_(std::move(fd)), nonce_(nonce), pending_(where, socket) {}
+  UcxListener(std::shared_ptr<SessionSource> sessions, sock::Fd fd, uint64_t nonce,
+              const std::string& where, const sock::SocketOptions& socket)
+      : sessions_(std::move(sessions)),
+        fd_(std::move(fd)),
+        nonce_(nonce),
+        pending_(where, socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
  private:
@@ -56,6 +59,7 @@ Status connect_step(SessionSource& sessions, const sock::SocketOptions& socket, 
 // Reads what is available of a hello. *closed: the peer closed the socket before it was whole.
 Status read_hello(int fd, HelloReader* hello, const std::string& peer, bool* closed);
 // Writes what the socket takes of out[*sent..]. *closed: the peer is gone.
-Status write_some(int fd, const std::vector<uint8_t>& out, std::size_t* sent, const std::string& peer, bool* closed);
+Status write_some(int fd, const std::vector<uint8_t>& out, std::size_t* sent,
+                  const std::string& peer, bool* closed);
 
 }  // namespace squeeze::transport::ucx

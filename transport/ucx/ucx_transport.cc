@@ -17,8 +17,8 @@ namespace {
 
 class UcxTransport final : public Transport {
  public:
-  UcxTransport(std::shared_ptr<const Library> lib, const sock::Interface& itf, const UcxOptions& ucx,
-               const sock::SocketOptions& socket)
+  UcxTransport(std::shared_ptr<const Library> lib, const sock::Interface& itf,
+               const UcxOptions& ucx, const sock::SocketOptions& socket)
       : sessions_(std::make_shared<SessionSource>(lib)), itf_(itf), socket_(socket) {
     // One device: the interface connections are set up over. UCX itself picks the data path
     // (UCX_TLS, UCX_NET_DEVICES), so listing every interface as a device would only tell NCCL
@@ -29,7 +29,8 @@ class UcxTransport final : public Transport {
     p.speed_mbps = sock::interface_speed_mbps(itf_.name);  // 10000 when /sys does not say (lo)
     p.ptr_support = kPtrHost;
     p.max_recvs = kMaxRecvs;
-    p.address = itf_.addr.str() + " (UCX " + lib->version() + ", UCX_TLS=" + (ucx.tls.empty() ? "all" : ucx.tls) + ")";
+    p.address = itf_.addr.str() + " (UCX " + lib->version() +
+                ", UCX_TLS=" + (ucx.tls.empty() ? "all" : ucx.tls) + ")";
     props_.push_back(std::move(p));
   }
   const char* name() const override { return "ucx"; }
@@ -48,7 +49,8 @@ class UcxTransport final : public Transport {
 };
 
 Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* listener) {
-  if (dev != 0) return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, 1)");
+  if (dev != 0)
+    return Status::Usage("listen: device " + std::to_string(dev) + " out of range [0, 1)");
   sock::Fd fd;
   sock::SockAddr addr;
   if (Status s = sock::listen_on(itf_.addr, itf_.name, &fd, &addr); !s.ok()) return s;
@@ -58,21 +60,26 @@ Status UcxTransport::listen(int dev, void* handle, std::unique_ptr<Listener>* li
   std::memset(h, 0, kHandleBytes);
   compress::store_le32(h, kHandleMagic);
   compress::store_le32(h + 4, kWireVersion);
-  std::memcpy(h + kHandleAddrOffset, &addr.storage, std::min<std::size_t>(addr.len, kHandleAddrMax));
+  std::memcpy(h + kHandleAddrOffset, &addr.storage,
+              std::min<std::size_t>(addr.len, kHandleAddrMax));
   compress::store_le32(h + kHandleAddrLenOffset, static_cast<uint32_t>(addr.len));
   compress::store_le64(h + kHandleNonceOffset, nonce);
-  *listener = std::make_unique<UcxListener>(sessions_, std::move(fd), nonce, "UCX set-up socket " + addr.str(), socket_);
+  *listener = std::make_unique<UcxListener>(sessions_, std::move(fd), nonce,
+                                            "UCX set-up socket " + addr.str(), socket_);
   return Status::Ok();
 }
 
 }  // namespace
 
-std::unique_ptr<Transport> open_transport(const UcxOptions& ucx, const sock::SocketOptions& socket, std::string* why) {
+std::unique_ptr<Transport> open_transport(const UcxOptions& ucx, const sock::SocketOptions& socket,
+                                          std::string* why) {
   std::shared_ptr<const Library> lib = Library::open(ucx.library, why);
   if (!lib) return nullptr;
   std::vector<sock::Interface> ifs = sock::find_interfaces(socket);
   if (ifs.empty()) {
-    *why = "no network interface to set up UCX connections over (see SQUEEZE_SOCKET_IFNAME / NCCL_SOCKET_IFNAME)";
+    *why =
+        "no network interface to set up UCX connections over (see SQUEEZE_SOCKET_IFNAME / "
+        "NCCL_SOCKET_IFNAME)";
     return nullptr;
   }
   // Try UCX once (context and worker), then let go of it: comms create their own session,

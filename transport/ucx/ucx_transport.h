@@ -17,6 +17,7 @@ namespace squeeze::transport::ucx {
 // Loads libucp (ucx.library) and tries a UCX context and worker; connections are set up over
 // the first interface `socket` picks, with its socket options. Returns null with *why (one
 // sentence) when UCX cannot be used here.
-std::unique_ptr<Transport> open_transport(const UcxOptions& ucx, const sock::SocketOptions& socket, std::string* why);
+std::unique_ptr<Transport> open_transport(const UcxOptions& ucx, const sock::SocketOptions& socket,
+                                          std::string* why);
 
 }  // namespace squeeze::transport::ucx

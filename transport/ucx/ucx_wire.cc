@@ -40,12 +40,13 @@ std::string HelloReader::feed(const uint8_t* data, std::size_t n) {
            "; this side speaks version " + std::to_string(kWireVersion);
   uint32_t len = load_le32(p + 16);
   const uint32_t comm = load_le32(p + 20);
-  if (!with_address_ && len != 0) return "unexpected worker address of " + std::to_string(len) + " bytes";
+  if (!with_address_ && len != 0)
+    return "unexpected worker address of " + std::to_string(len) + " bytes";
   if (!with_address_ && comm != 0) return "unexpected comm id " + std::to_string(comm);
   if (with_address_ && comm == 0) return "comm id 0";
   if (with_address_ && (len == 0 || len > kMaxWorkerAddressBytes))
-    return "worker address length " + std::to_string(len) + " outside (0, " + std::to_string(kMaxWorkerAddressBytes) +
-           "]";
+    return "worker address length " + std::to_string(len) + " outside (0, " +
+           std::to_string(kMaxWorkerAddressBytes) + "]";
   fixed_ok_ = true;
   need_ = kHelloFixedBytes + len;
   buf_.reserve(need_);

@@ -45,8 +45,12 @@ constexpr std::size_t kHelloFixedBytes = 24;
 constexpr std::size_t kMaxWorkerAddressBytes = 64 * 1024;
 
 // Receives match tags exactly.
-inline uint64_t header_tag(uint32_t comm, uint32_t seq) { return uint64_t{comm} << 32 | (seq & 0x7fffffffu); }
-inline uint64_t payload_tag(uint32_t comm, uint32_t seq) { return header_tag(comm, seq) | 0x80000000u; }
+inline uint64_t header_tag(uint32_t comm, uint32_t seq) {
+  return uint64_t{comm} << 32 | (seq & 0x7fffffffu);
+}
+inline uint64_t payload_tag(uint32_t comm, uint32_t seq) {
+  return header_tag(comm, seq) | 0x80000000u;
+}
 
 std::vector<uint8_t> encode_hello(uint32_t magic, uint64_t nonce, uint32_t comm_id,
                                   const std::vector<uint8_t>& address);

@@ -53,8 +53,9 @@ TEST(Options, SweepModesAndTheirPolicyFilesExist) {
 }
 
 TEST(Options, RankArgvKeepsOnlyWorkOptions) {
-  std::vector<std::string> args = {"squeeze-nccl-perf", "--sweep", "-b", "64K", "--gpus", "0,1", "--collective",
-                                   "alltoall", "--json", "--plugin", "/x.so"};
+  std::vector<std::string> args = {
+      "squeeze-nccl-perf", "--sweep",  "-b",     "64K",      "--gpus", "0,1",
+      "--collective",      "alltoall", "--json", "--plugin", "/x.so"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   Options o = parse_options(static_cast<int>(argv.size()), argv.data());
@@ -63,7 +64,8 @@ TEST(Options, RankArgvKeepsOnlyWorkOptions) {
   EXPECT_EQ(o.gpus, (std::vector<int>{0, 1}));
   EXPECT_FALSE(o.do_allreduce);
   EXPECT_TRUE(o.do_alltoall);
-  EXPECT_EQ(o.work_args, (std::vector<std::string>{"-b", "64K", "--collective", "alltoall", "--json"}));
+  EXPECT_EQ(o.work_args,
+            (std::vector<std::string>{"-b", "64K", "--collective", "alltoall", "--json"}));
 }
 
 // argv for parse_options.
@@ -75,8 +77,8 @@ Options parse(std::vector<std::string> args) {
 }
 
 TEST(Options, NcclTestsFlagsHaveNcclTestsMeanings) {
-  Options o = parse({"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "1", "-d", "half", "-o", "max",
-                     "-N", "3"});
+  Options o = parse({"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "1", "-d",
+                     "half", "-o", "max", "-N", "3"});
   EXPECT_EQ(o.min_bytes, 64u << 10);
   EXPECT_EQ(o.max_bytes, 1u << 20);
   EXPECT_EQ(o.step_factor, 2u);
@@ -87,9 +89,11 @@ TEST(Options, NcclTestsFlagsHaveNcclTestsMeanings) {
   EXPECT_EQ(o.op, RedOp::kMax);
   EXPECT_EQ(o.nranks, 3) << "ranks are -N / --nranks";
   // Rank processes get the work options verbatim; the launcher adds -N, --rank and the rest.
-  EXPECT_EQ(o.work_args, (std::vector<std::string>{"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3", "-c", "1",
-                                                   "-d", "half", "-o", "max"}));
-  o = parse({"--iters", "4", "--warmup_iters", "1", "--datatype", "bfloat16", "--op", "avg", "--check", "0"});
+  EXPECT_EQ(o.work_args,
+            (std::vector<std::string>{"-b", "64K", "-e", "1M", "-f", "2", "-n", "7", "-w", "3",
+                                      "-c", "1", "-d", "half", "-o", "max"}));
+  o = parse({"--iters", "4", "--warmup_iters", "1", "--datatype", "bfloat16", "--op", "avg",
+             "--check", "0"});
   EXPECT_EQ(o.iters, 4);
   EXPECT_EQ(o.warmup, 1);
   EXPECT_EQ(o.dtype, compress::Dtype::kBfloat16);
@@ -103,11 +107,16 @@ TEST(Options, NcclTestsFlagsHaveNcclTestsMeanings) {
 
 TEST(Options, BadValuesExitTwoWithOneLine) {
   EXPECT_EXIT(parse({"-d", "int32"}), ::testing::ExitedWithCode(2),
-              "^squeeze-nccl-perf: -d 'int32': expected one of float, half, bfloat16, float32 or float16\n$");
-  EXPECT_EXIT(parse({"-o", "xor"}), ::testing::ExitedWithCode(2), "^squeeze-nccl-perf: -o 'xor': expected one of sum");
-  EXPECT_EXIT(parse({"--data", "bogus"}), ::testing::ExitedWithCode(2), "--data 'bogus': expected one of embeddings");
-  EXPECT_EXIT(parse({"-b", "abc"}), ::testing::ExitedWithCode(2), "-b 'abc': expected a size in bytes");
-  EXPECT_EXIT(parse({"-N", "1"}), ::testing::ExitedWithCode(2), "-N '1': expected an integer from 2 to 64");
+              "^squeeze-nccl-perf: -d 'int32': expected one of float, half, bfloat16, float32 or "
+              "float16\n$");
+  EXPECT_EXIT(parse({"-o", "xor"}), ::testing::ExitedWithCode(2),
+              "^squeeze-nccl-perf: -o 'xor': expected one of sum");
+  EXPECT_EXIT(parse({"--data", "bogus"}), ::testing::ExitedWithCode(2),
+              "--data 'bogus': expected one of embeddings");
+  EXPECT_EXIT(parse({"-b", "abc"}), ::testing::ExitedWithCode(2),
+              "-b 'abc': expected a size in bytes");
+  EXPECT_EXIT(parse({"-N", "1"}), ::testing::ExitedWithCode(2),
+              "-N '1': expected an integer from 2 to 64");
   EXPECT_EXIT(parse({"--bogus"}), ::testing::ExitedWithCode(2), "unknown option '--bogus'");
 }
 
@@ -137,7 +146,8 @@ TEST(Paths, BuildTreeExecutableFindsThePluginAndTheSourcesBesideIt) {
   const std::string plugin = default_plugin_path();
   EXPECT_TRUE(file_exists(plugin)) << plugin;
   EXPECT_NE(plugin.find("/plugin/libnccl-net-squeeze.so"), std::string::npos) << plugin;
-  EXPECT_TRUE(file_exists(default_source_dir() + "/perf/nccl/policies/quantize.json")) << default_source_dir();
+  EXPECT_TRUE(file_exists(default_source_dir() + "/perf/nccl/policies/quantize.json"))
+      << default_source_dir();
 }
 
 TEST(Report, JsonRowsRoundTripAndBusBwFactors) {
@@ -199,11 +209,13 @@ TEST(Report, TableParsesAsNcclTestsOutput) {
   std::fclose(f);
   const std::string out = path + ".json";
   const std::string cmd = std::string(SQUEEZE_PYTHON3) + " " + SQUEEZE_SOURCE_DIR +
-                          "/perf/nccl_table.py --expect-columns ratio,max_err,bound,agree " + path + " > " + out;
+                          "/perf/nccl_table.py --expect-columns ratio,max_err,bound,agree " + path +
+                          " > " + out;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const std::vector<std::string> lines = read_lines("/tmp", out.substr(5));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_NE(lines[0].find("\"size\": 1048576, \"count\": 262144, \"type\": \"float\", \"redop\": \"sum\", \"root\": -1"),
+  EXPECT_NE(lines[0].find("\"size\": 1048576, \"count\": 262144, \"type\": \"float\", \"redop\": "
+                          "\"sum\", \"root\": -1"),
             std::string::npos)
       << lines[0];
   EXPECT_NE(lines[0].find("\"bound\": \"rel=0.001\""), std::string::npos) << lines[0];
@@ -230,7 +242,7 @@ TEST(RunFiles, PublishAwaitAppendAndCleanUp) {
       EXPECT_NE(std::string(e.what()).find(path + "/id.1"), std::string::npos) << e.what();
     }
   }
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(stat(path.c_str(), &st), 0) << path << " should be removed";
 }
 

@@ -7,8 +7,8 @@
 namespace squeeze::plugin::gpu {
 
 transport::Status cuda_status(cudaError_t e, const char* what) {
-  return transport::Status::System(std::string("CUDA: ") + what + ": " + cudaGetErrorName(e) + " (" +
-                                   cudaGetErrorString(e) + ")");
+  return transport::Status::System(std::string("CUDA: ") + what + ": " + cudaGetErrorName(e) +
+                                   " (" + cudaGetErrorString(e) + ")");
 }
 
 DeviceGuard::DeviceGuard(int device) {

@@ -20,11 +20,10 @@ namespace squeeze::plugin::gpu {
 // A failed CUDA call as a status naming the call and CUDA's error name and text.
 transport::Status cuda_status(cudaError_t e, const char* what);
 
-#define SQ_CUDA_TRY(expr)                                                    \
-  do {                                                                       \
-    const cudaError_t sq_cuda_e_ = (expr);                                   \
-    if (sq_cuda_e_ != cudaSuccess)                                           \
-      return ::squeeze::plugin::gpu::cuda_status(sq_cuda_e_, #expr);         \
+#define SQ_CUDA_TRY(expr)                                                                         \
+  do {                                                                                            \
+    const cudaError_t sq_cuda_e_ = (expr);                                                        \
+    if (sq_cuda_e_ != cudaSuccess) return ::squeeze::plugin::gpu::cuda_status(sq_cuda_e_, #expr); \
   } while (0)
 
 // Makes `device` current on this thread for the guard's life, and restores the previous

@@ -23,7 +23,8 @@ using Clock = std::chrono::steady_clock;
 
 void fail(RecvRequest* r, int i, const std::string& why) {
   const transport::Received& g = r->got[i];
-  r->job.finish(JobState::kFailed, "receive " + std::to_string(i) + " (tag " + std::to_string(g.header.tag) + ", " +
+  r->job.finish(JobState::kFailed, "receive " + std::to_string(i) + " (tag " +
+                                       std::to_string(g.header.tag) + ", " +
                                        std::to_string(g.staged.size()) + "-byte frame): " + why);
 }
 
@@ -37,7 +38,8 @@ compress::Status cpu_decode(const Engine& e, RecvRequest* r, int i, uint8_t* dst
   compress::Status s = check_frame(g, &info);
   if (s.ok()) s = compress::decode_frame(g.staged, {dst, cap}, written);
   if (!s.ok()) return s;
-  const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+  const auto ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
   if (e.stats) e.stats->record_decode(info.codec, r->collective, g.staged.size(), *written, ns);
   if (e.pays) e.pays->record_decode(info.codec, *written, static_cast<double>(ns) * 1e-9);
   return s;
@@ -46,7 +48,9 @@ compress::Status cpu_decode(const Engine& e, RecvRequest* r, int i, uint8_t* dst
 }  // namespace
 
 transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r) {
-  if (c->gpu() == nullptr) return transport::Status::Internal("GPU staging: a GPU receive on a comm without GPU staging state");
+  if (c->gpu() == nullptr)
+    return transport::Status::Internal(
+        "GPU staging: a GPU receive on a comm without GPU staging state");
   GpuStaging::Impl& g = c->gpu()->impl();
   const int slot = c->index_of(r);
   GpuSlot& s = g.slots[slot];
@@ -82,9 +86,11 @@ transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r) {
     uint8_t* stage = r->host_stage[i];
     if (stage == nullptr) continue;  // host destination: done above
     if (got.header.kind != transport::PayloadKind::kFrame) {
-      const auto n = static_cast<std::size_t>(got.header.original_bytes);  // the transport checked it fits
+      const auto n =
+          static_cast<std::size_t>(got.header.original_bytes);  // the transport checked it fits
       if (n == 0) continue;
-      if (cudaError_t e = cudaMemcpyAsync(r->dst[i], stage, n, cudaMemcpyHostToDevice, stream); e != cudaSuccess)
+      if (cudaError_t e = cudaMemcpyAsync(r->dst[i], stage, n, cudaMemcpyHostToDevice, stream);
+          e != cudaSuccess)
         err = gpu::cuda_status(e, "cudaMemcpyAsync (raw, host to device)");
       continue;
     }
@@ -102,13 +108,16 @@ transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r) {
         break;
       }
       if (written == 0) continue;
-      if (cudaError_t e = cudaMemcpyAsync(r->dst[i], stage, written, cudaMemcpyHostToDevice, stream); e != cudaSuccess)
+      if (cudaError_t e =
+              cudaMemcpyAsync(r->dst[i], stage, written, cudaMemcpyHostToDevice, stream);
+          e != cudaSuccess)
         err = gpu::cuda_status(e, "cudaMemcpyAsync (decoded, host to device)");
       continue;
     }
     frames[static_cast<std::size_t>(s.chunks)] = dev_frame;
     std::memcpy(stage, got.staged.data(), fbytes);  // pinned, so the H2D copy below is asynchronous
-    if (cudaError_t e = cudaMemcpyAsync(dev_frame, stage, fbytes, cudaMemcpyHostToDevice, stream); e != cudaSuccess) {
+    if (cudaError_t e = cudaMemcpyAsync(dev_frame, stage, fbytes, cudaMemcpyHostToDevice, stream);
+        e != cudaSuccess) {
       err = gpu::cuda_status(e, "cudaMemcpyAsync (frame, host to device)");
       ++s.chunks;
       break;
@@ -126,14 +135,16 @@ transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r) {
     ++s.chunks;
   }
   if (err.ok() && r->job.load() != JobState::kFailed && s.chunks > 0) {
-    compress::Status st = g.codec.decode({chunks.data(), static_cast<std::size_t>(s.chunks)}, stream, g.result(slot, 0));
+    compress::Status st = g.codec.decode({chunks.data(), static_cast<std::size_t>(s.chunks)},
+                                         stream, g.result(slot, 0));
     if (!st.ok()) {
       (void)cudaGetLastError();
       fail(r, s.chunk_item[0], "GPU decode: " + st.message());
     }
   }
   for (int k = 0; k < s.chunks; ++k)
-    if (frames[static_cast<std::size_t>(k)] != nullptr) (void)cudaFreeAsync(frames[static_cast<std::size_t>(k)], stream);
+    if (frames[static_cast<std::size_t>(k)] != nullptr)
+      (void)cudaFreeAsync(frames[static_cast<std::size_t>(k)], stream);
   if (!err.ok()) return err;
   if (r->job.load() == JobState::kFailed) {
     s.chunks = 0;
@@ -146,7 +157,9 @@ transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r) {
 }
 
 transport::Status gpu_recv_poll(RecvComm* c, RecvRequest* r) {
-  if (c->gpu() == nullptr) return transport::Status::Internal("GPU staging: a GPU receive on a comm without GPU staging state");
+  if (c->gpu() == nullptr)
+    return transport::Status::Internal(
+        "GPU staging: a GPU receive on a comm without GPU staging state");
   GpuStaging::Impl& g = c->gpu()->impl();
   const int slot = c->index_of(r);
   GpuSlot& s = g.slots[slot];
@@ -167,8 +180,9 @@ transport::Status gpu_recv_poll(RecvComm* c, RecvRequest* r) {
       return transport::Status::Ok();
     }
     if (res.bytes != r->got[i].header.original_bytes) {
-      fail(r, i, "GPU decode wrote " + std::to_string(res.bytes) + " bytes, the message header says " +
-                     std::to_string(r->got[i].header.original_bytes));
+      fail(r, i,
+           "GPU decode wrote " + std::to_string(res.bytes) + " bytes, the message header says " +
+               std::to_string(r->got[i].header.original_bytes));
       return transport::Status::Ok();
     }
     out_bytes += res.bytes;
@@ -179,11 +193,12 @@ transport::Status gpu_recv_poll(RecvComm* c, RecvRequest* r) {
   for (int k = 0; k < s.chunks && engine.stats != nullptr; ++k) {
     const int i = s.chunk_item[static_cast<std::size_t>(k)];
     const uint64_t bytes = r->got[i].header.original_bytes;
-    const uint64_t share = out_bytes > 0 ? static_cast<uint64_t>(static_cast<double>(ns) *
-                                                                 static_cast<double>(bytes) / static_cast<double>(out_bytes))
-                                         : 0;
-    engine.stats->record_decode(s.chunk_codec[static_cast<std::size_t>(k)], r->collective, r->got[i].staged.size(),
-                               bytes, share);
+    const uint64_t share =
+        out_bytes > 0 ? static_cast<uint64_t>(static_cast<double>(ns) * static_cast<double>(bytes) /
+                                              static_cast<double>(out_bytes))
+                      : 0;
+    engine.stats->record_decode(s.chunk_codec[static_cast<std::size_t>(k)], r->collective,
+                                r->got[i].staged.size(), bytes, share);
   }
   s.chunks = 0;
   r->job.finish(JobState::kDone);

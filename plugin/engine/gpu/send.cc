@@ -19,7 +19,8 @@ namespace {
 // Enqueues the raw copy of r into its mirror and the completion event.
 transport::Status enqueue_raw(GpuStaging::Impl& g, GpuSlot& s, SendRequest* r) {
   if (r->size > 0)
-    SQ_CUDA_TRY(cudaMemcpyAsync(r->host_stage, r->data, r->size, cudaMemcpyDeviceToHost, g.stream.get()));
+    SQ_CUDA_TRY(
+        cudaMemcpyAsync(r->host_stage, r->data, r->size, cudaMemcpyDeviceToHost, g.stream.get()));
   SQ_CUDA_TRY(cudaEventRecord(s.done.get(), g.stream.get()));
   s.frame = false;
   s.stage = GpuStage::kCopying;
@@ -30,8 +31,8 @@ transport::Status enqueue_raw(GpuStaging::Impl& g, GpuSlot& s, SendRequest* r) {
 transport::Status fall_back_to_raw(const Engine& e, GpuStaging::Impl& g, GpuSlot& s, SendRequest* r,
                                    policy::RawCause why, const std::string& reason) {
   if (why == policy::RawCause::kFailed)
-    SQ_WARN("GPU encode (%s) failed, sending %zu bytes raw instead: %s", compress::codec_name(r->plan.params.codec),
-            r->size, reason.c_str());
+    SQ_WARN("GPU encode (%s) failed, sending %zu bytes raw instead: %s",
+            compress::codec_name(r->plan.params.codec), r->size, reason.c_str());
   if (e.stats) e.stats->record_raw(r->plan.stats_slot, r->plan.collective, r->size, why);
   r->plan.compress = false;
   return enqueue_raw(g, s, r);
@@ -41,13 +42,17 @@ void note_threshold_state_once(const SendRequest* r) {
   static std::atomic<bool> said{false};
   if (!compress::codec_traits(r->plan.params.codec).stateful || said.exchange(true)) return;
   SQ_INFO(kSubsysNet, "GPU staging: threshold on the GPU searches tau for every message%s",
-          r->plan.params.threshold.error_feedback ? " and applies no error feedback (the rule asks for it)" : "");
+          r->plan.params.threshold.error_feedback
+              ? " and applies no error feedback (the rule asks for it)"
+              : "");
 }
 
 }  // namespace
 
 transport::Status gpu_send_start(SendComm* c, SendRequest* r) {
-  if (c->gpu() == nullptr) return transport::Status::Internal("GPU staging: a GPU send on a comm without GPU staging state");
+  if (c->gpu() == nullptr)
+    return transport::Status::Internal(
+        "GPU staging: a GPU send on a comm without GPU staging state");
   GpuStaging::Impl& g = c->gpu()->impl();
   GpuSlot& s = g.slots[c->index_of(r)];
   gpu::DeviceGuard dev(g.device);
@@ -61,7 +66,8 @@ transport::Status gpu_send_start(SendComm* c, SendRequest* r) {
   note_threshold_state_once(r);
   // The frame never exceeds the message plus its header (a stored frame at worst).
   const std::size_t cap = r->size + compress::kFrameHeaderBytes;
-  if (cudaError_t e = cudaMallocFromPoolAsync(&s.frame_dev, cap, g.pool.get(), g.stream.get()); e != cudaSuccess) {
+  if (cudaError_t e = cudaMallocFromPoolAsync(&s.frame_dev, cap, g.pool.get(), g.stream.get());
+      e != cudaSuccess) {
     (void)cudaGetLastError();
     s.frame_dev = nullptr;
     return fall_back_to_raw(c->engine(), g, s, r, policy::RawCause::kFailed,
@@ -88,7 +94,9 @@ transport::Status gpu_send_start(SendComm* c, SendRequest* r) {
 
 transport::Status gpu_send_poll(SendComm* c, SendRequest* r, bool* ready, GpuSendReady* out) {
   *ready = false;
-  if (c->gpu() == nullptr) return transport::Status::Internal("GPU staging: a GPU send on a comm without GPU staging state");
+  if (c->gpu() == nullptr)
+    return transport::Status::Internal(
+        "GPU staging: a GPU send on a comm without GPU staging state");
   GpuStaging::Impl& g = c->gpu()->impl();
   GpuSlot& s = g.slots[c->index_of(r)];
   if (s.stage != GpuStage::kReady) {
@@ -104,13 +112,14 @@ transport::Status gpu_send_poll(SendComm* c, SendRequest* r, bool* ready, GpuSen
         // Failed, or no smaller than the message (a stored frame): the raw bytes are better.
         (void)cudaFreeAsync(s.frame_dev, g.stream.get());
         s.frame_dev = nullptr;
-        return fall_back_to_raw(c->engine(), g, s, r, rs.ok() ? policy::RawCause::kNotWorthIt : policy::RawCause::kFailed,
+        return fall_back_to_raw(c->engine(), g, s, r,
+                                rs.ok() ? policy::RawCause::kNotWorthIt : policy::RawCause::kFailed,
                                 rs.message());
       }
       r->encode_ns = gpu_elapsed_ns(s.start, s.done);
       r->frame_bytes = static_cast<std::size_t>(res.bytes);
-      SQ_CUDA_TRY(
-          cudaMemcpyAsync(r->host_stage, s.frame_dev, r->frame_bytes, cudaMemcpyDeviceToHost, g.stream.get()));
+      SQ_CUDA_TRY(cudaMemcpyAsync(r->host_stage, s.frame_dev, r->frame_bytes,
+                                  cudaMemcpyDeviceToHost, g.stream.get()));
       SQ_CUDA_TRY(cudaFreeAsync(s.frame_dev, g.stream.get()));
       s.frame_dev = nullptr;
       SQ_CUDA_TRY(cudaEventRecord(s.done.get(), g.stream.get()));
@@ -119,7 +128,8 @@ transport::Status gpu_send_poll(SendComm* c, SendRequest* r, bool* ready, GpuSen
       return transport::Status::Ok();
     }
     if (const Engine& engine = c->engine(); s.frame && engine.stats)
-      engine.stats->record_encode(r->plan.stats_slot, r->plan.collective, r->size, r->frame_bytes, r->encode_ns);
+      engine.stats->record_encode(r->plan.stats_slot, r->plan.collective, r->size, r->frame_bytes,
+                                  r->encode_ns);
     s.stage = GpuStage::kReady;
     r->job.finish(JobState::kDone);
   }

@@ -35,7 +35,8 @@ bool decide_gpu_staging(bool requested, std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
-    *why = std::string("off: no CUDA device (") + (e != cudaSuccess ? cudaGetErrorName(e) : "0 devices") + ")";
+    *why = std::string("off: no CUDA device (") +
+           (e != cudaSuccess ? cudaGetErrorName(e) : "0 devices") + ")";
     return false;
   }
   *why = "on: " + std::to_string(n) + " CUDA device" + (n == 1 ? "" : "s") +
@@ -92,9 +93,10 @@ transport::Status make_staging(int device, int nslots, std::unique_ptr<GpuStagin
 
 transport::Status gpu_stage_region(CommBase* c, MemRegion* mr) {
   if (mr->size > kGpuMirrorMaxBytes)
-    return transport::Status::Usage("regMr: GPU staging mirrors each GPU region in pinned host memory; " +
-                                    std::to_string(mr->size) + " bytes is more than its limit of " +
-                                    std::to_string(kGpuMirrorMaxBytes) + " bytes");
+    return transport::Status::Usage(
+        "regMr: GPU staging mirrors each GPU region in pinned host memory; " +
+        std::to_string(mr->size) + " bytes is more than its limit of " +
+        std::to_string(kGpuMirrorMaxBytes) + " bytes");
   int device = -1;
   if (mr->data != nullptr) {
     cudaPointerAttributes a{};
@@ -103,9 +105,10 @@ transport::Status gpu_stage_region(CommBase* c, MemRegion* mr) {
       (void)cudaGetLastError();
       char where[32];
       snprintf(where, sizeof where, "%p", mr->data);
-      return transport::Status::Usage(std::string("regMr: ") + where + " (" + std::to_string(mr->size) +
-                                      " bytes) was registered as NCCL_PTR_CUDA but is not CUDA memory" +
-                                      (e != cudaSuccess ? std::string(" (") + cudaGetErrorName(e) + ")" : ""));
+      return transport::Status::Usage(
+          std::string("regMr: ") + where + " (" + std::to_string(mr->size) +
+          " bytes) was registered as NCCL_PTR_CUDA but is not CUDA memory" +
+          (e != cudaSuccess ? std::string(" (") + cudaGetErrorName(e) + ")" : ""));
     }
     device = a.device;
   } else if (c->gpu() != nullptr) {
@@ -124,8 +127,10 @@ transport::Status gpu_stage_region(CommBase* c, MemRegion* mr) {
     static bool logged = false;
     if (!logged) {
       logged = true;
-      SQ_INFO(kSubsysNet, "GPU staging: first GPU region (%zu bytes on device %d) mirrored in pinned host memory",
-              mr->size, device);
+      SQ_INFO(
+          kSubsysNet,
+          "GPU staging: first GPU region (%zu bytes on device %d) mirrored in pinned host memory",
+          mr->size, device);
     }
   }
   auto m = std::make_unique<GpuMirror>();
@@ -203,16 +208,18 @@ void gpu_quiesce(RecvComm*, RecvRequest*, RecvRequest*) {}
 
 #endif  // SQUEEZE_HAVE_CUDA
 
-transport::Status gpu_stage_address(const MemRegion& mr, const void* data, std::size_t size, uint8_t** stage) {
+transport::Status gpu_stage_address(const MemRegion& mr, const void* data, std::size_t size,
+                                    uint8_t** stage) {
   *stage = nullptr;
   const auto base = reinterpret_cast<uintptr_t>(mr.data);
   const auto p = reinterpret_cast<uintptr_t>(data);
   if (mr.mirror == nullptr || p < base || p - base > mr.size || size > mr.size - (p - base)) {
     char where[64];
     snprintf(where, sizeof where, "[%p, +%zu)", data, size);
-    return transport::Status::Usage(std::string("GPU staging: buffer ") + where +
-                                    " is not inside the GPU region registered with its memory handle (" +
-                                    std::to_string(mr.size) + " bytes)");
+    return transport::Status::Usage(
+        std::string("GPU staging: buffer ") + where +
+        " is not inside the GPU region registered with its memory handle (" +
+        std::to_string(mr.size) + " bytes)");
   }
   *stage = mr.mirror->host + (p - base);
   return transport::Status::Ok();

@@ -80,7 +80,8 @@ transport::Status gpu_stage_region(CommBase* c, MemRegion* mr);
 
 // isend/irecv on a staged region: where [data, data+size) is staged in the region's mirror
 // (never null). Fails unless the buffer lies inside the region.
-transport::Status gpu_stage_address(const MemRegion& mr, const void* data, std::size_t size, uint8_t** stage);
+transport::Status gpu_stage_address(const MemRegion& mr, const void* data, std::size_t size,
+                                    uint8_t** stage);
 
 // Send side, progress thread. Start the copy or encode of r (r->gpu); poll until its bytes
 // are in the mirror: *ready then, and *item describes them (raw or frame). Statistics are

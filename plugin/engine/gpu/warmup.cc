@@ -32,7 +32,8 @@ std::vector<uint8_t> sample(Dtype d) {
   uint32_t x = 12345;
   for (uint64_t i = 0; i < kCount; ++i) {
     x = x * 1664525u + 1013904223u;
-    f[i] = i % 7 == 0 ? 0.0f : static_cast<float>(static_cast<int32_t>(x >> 8) % 20001 - 10000) * 1e-4f;
+    f[i] = i % 7 == 0 ? 0.0f
+                      : static_cast<float>(static_cast<int32_t>(x >> 8) % 20001 - 10000) * 1e-4f;
   }
   for (uint64_t i = 1024; i < 1536; ++i) f[i] = 0.0f;
   std::memcpy(&f[16 * kRow], &f[0], 16 * kRow * sizeof(float));
@@ -47,9 +48,10 @@ std::vector<uint8_t> sample(Dtype d) {
     } else {
       uint16_t h = static_cast<uint16_t>(bits >> 16);  // bfloat16: the upper half
       if (d == Dtype::kFloat16)  // a finite half with the same sign; special values kept special
-        h = static_cast<uint16_t>((bits >> 16 & 0x8000u) | ((bits & 0x7f800000u) == 0x7f800000u
-                                                                 ? 0x7c00u | (bits & 0x007fffffu ? 1u : 0u)
-                                                                 : (bits >> 13 & 0x3fffu)));
+        h = static_cast<uint16_t>((bits >> 16 & 0x8000u) |
+                                  ((bits & 0x7f800000u) == 0x7f800000u
+                                       ? 0x7c00u | (bits & 0x007fffffu ? 1u : 0u)
+                                       : (bits >> 13 & 0x3fffu)));
       std::memcpy(&out[2 * i], &h, 2);
     }
   }
@@ -97,41 +99,48 @@ struct Scratch {
 transport::Status check(const compress::gpu::ChunkResult& r, const char* what, Dtype d, CodecId c) {
   compress::Status s = compress::gpu::result_status(r);
   if (s.ok()) return transport::Status::Ok();
-  return transport::Status::System(std::string("GPU staging: the GPU codecs failed their warm-up (") + what + " " +
-                                   compress::codec_name(c) + " " + compress::dtype_name(d) + "): " + s.message());
+  return transport::Status::System(
+      std::string("GPU staging: the GPU codecs failed their warm-up (") + what + " " +
+      compress::codec_name(c) + " " + compress::dtype_name(d) + "): " + s.message());
 }
 
 transport::Status warm_up(GpuStaging::Impl& g) {
   cudaStream_t s = g.stream.get();
   const std::size_t max_bytes = kCount * 4;
   gpu::PinnedMemory host;
-  SQ_CUDA_TRY(host.allocate(2 * max_bytes + compress::kFrameHeaderBytes + 2 * sizeof(compress::gpu::ChunkResult)));
+  SQ_CUDA_TRY(host.allocate(2 * max_bytes + compress::kFrameHeaderBytes +
+                            2 * sizeof(compress::gpu::ChunkResult)));
   auto* res = reinterpret_cast<compress::gpu::ChunkResult*>(host.data());
   uint8_t* frame_host = host.data() + 2 * sizeof(compress::gpu::ChunkResult);
   uint8_t* out_host = frame_host + max_bytes + compress::kFrameHeaderBytes;
   Scratch m;
   SQ_CUDA_TRY(cudaMallocFromPoolAsync(&m.src, max_bytes, g.pool.get(), s));
-  SQ_CUDA_TRY(cudaMallocFromPoolAsync(&m.frame, max_bytes + compress::kFrameHeaderBytes, g.pool.get(), s));
+  SQ_CUDA_TRY(
+      cudaMallocFromPoolAsync(&m.frame, max_bytes + compress::kFrameHeaderBytes, g.pool.get(), s));
   SQ_CUDA_TRY(cudaMallocFromPoolAsync(&m.out, max_bytes, g.pool.get(), s));
   transport::Status st;
   for (Dtype d : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16, Dtype::kBytes}) {
     const std::vector<uint8_t> in = d == Dtype::kBytes ? sample(Dtype::kFloat32) : sample(d);
     const uint64_t count = in.size() / compress::dtype_size(d);
-    if (cudaError_t e = cudaMemcpyAsync(m.src, in.data(), in.size(), cudaMemcpyHostToDevice, s); e != cudaSuccess) {
+    if (cudaError_t e = cudaMemcpyAsync(m.src, in.data(), in.size(), cudaMemcpyHostToDevice, s);
+        e != cudaSuccess) {
       st = gpu::cuda_status(e, "cudaMemcpyAsync (warm-up input)");
       break;
     }
     std::vector<compress::CodecParams> ps = params_for(d);
     if (d == Dtype::kBytes) ps.resize(2);  // stored and lossless: the others need floats
     for (const compress::CodecParams& p : ps) {
-      compress::gpu::EncodeChunk ec{d, m.src, count, &p, m.frame, in.size() + compress::kFrameHeaderBytes};
+      compress::gpu::EncodeChunk ec{d,  m.src,   count,
+                                    &p, m.frame, in.size() + compress::kFrameHeaderBytes};
       compress::Status cs = g.codec.encode({&ec, 1}, s, &res[0]);
       if (cs.ok() && cudaStreamSynchronize(s) != cudaSuccess)
-        cs = compress::Status(compress::Status::Code::kInvalidArgument, "the encode failed on the device");
+        cs = compress::Status(compress::Status::Code::kInvalidArgument,
+                              "the encode failed on the device");
       if (cs.ok() && !(st = check(res[0], "encode", d, p.codec)).ok()) break;
       if (!cs.ok()) {
         st = transport::Status::System("GPU staging: the GPU codecs failed their warm-up (encode " +
-                                       std::string(compress::codec_name(p.codec)) + "): " + cs.message());
+                                       std::string(compress::codec_name(p.codec)) +
+                                       "): " + cs.message());
         break;
       }
       const auto fbytes = static_cast<std::size_t>(res[0].bytes);
@@ -139,20 +148,24 @@ transport::Status warm_up(GpuStaging::Impl& g) {
       SQ_CUDA_TRY(cudaStreamSynchronize(s));
       compress::gpu::DecodeChunk dc{m.frame, fbytes, m.out, in.size(), frame_host};
       cs = g.codec.decode({&dc, 1}, s, &res[1]);
-      if (cs.ok()) SQ_CUDA_TRY(cudaMemcpyAsync(out_host, m.out, in.size(), cudaMemcpyDeviceToHost, s));
+      if (cs.ok())
+        SQ_CUDA_TRY(cudaMemcpyAsync(out_host, m.out, in.size(), cudaMemcpyDeviceToHost, s));
       if (cs.ok() && cudaStreamSynchronize(s) != cudaSuccess)
-        cs = compress::Status(compress::Status::Code::kInvalidArgument, "the decode failed on the device");
+        cs = compress::Status(compress::Status::Code::kInvalidArgument,
+                              "the decode failed on the device");
       if (!cs.ok()) {
         st = transport::Status::System("GPU staging: the GPU codecs failed their warm-up (decode " +
-                                       std::string(compress::codec_name(p.codec)) + "): " + cs.message());
+                                       std::string(compress::codec_name(p.codec)) +
+                                       "): " + cs.message());
         break;
       }
       if (!(st = check(res[1], "decode", d, p.codec)).ok()) break;
       const bool exact = p.codec == CodecId::kStored || p.codec == CodecId::kLossless;
-      if (res[1].bytes != in.size() || (exact && std::memcmp(out_host, in.data(), in.size()) != 0)) {
-        st = transport::Status::System(std::string("GPU staging: the GPU codecs failed their warm-up: ") +
-                                       compress::codec_name(p.codec) + " " + compress::dtype_name(d) +
-                                       " did not round-trip");
+      if (res[1].bytes != in.size() ||
+          (exact && std::memcmp(out_host, in.data(), in.size()) != 0)) {
+        st = transport::Status::System(
+            std::string("GPU staging: the GPU codecs failed their warm-up: ") +
+            compress::codec_name(p.codec) + " " + compress::dtype_name(d) + " did not round-trip");
         break;
       }
     }
