@@ -202,7 +202,7 @@ int run_nonce(int n, int gap_us) {
   pid_t pid = spawn([&] {
     std::vector<int> fds;
     uint8_t hello[tcp::kHelloBytes];
-    tcp::encode_hello(handle_nonce(L.handle) ^ 0x5a5a, hello);
+    tcp::encode_hello(handle_nonce(L.handle) ^ 0x5a5a, tcp::StreamHello{}, hello);
     for (int i = 0; i < n; ++i) {
       fds.push_back(dial(handle_addr(L.handle)));
       send_all(fds.back(), hello, sizeof hello);
@@ -246,7 +246,7 @@ int run_stall(const std::string& what, double seconds) {
     int fd = dial(handle_addr(L.handle));
     if (what == "hello") return;
     uint8_t hello[tcp::kHelloBytes];
-    tcp::encode_hello(handle_nonce(L.handle), hello);
+    tcp::encode_hello(handle_nonce(L.handle), tcp::StreamHello{}, hello);
     send_all(fd, hello, sizeof hello);
     uint8_t hdr[kWireHeaderBytes];
     encode_header(MessageHeader{1, PayloadKind::kRaw, kPayload, kPayload}, hdr);

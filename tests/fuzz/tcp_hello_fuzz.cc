@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // that listener and by no other.
   const uint64_t nonce = squeeze::compress::load_le64(hello.get() + 8);
   uint8_t mine[kHelloBytes];
-  encode_hello(nonce, mine);
+  encode_hello(nonce, StreamHello{}, mine);
   if (check_hello(mine, nonce) != Hello::kOurs || check_hello(mine, nonce ^ 1) != Hello::kStray)
     __builtin_trap();
   return 0;

@@ -99,7 +99,7 @@ std::string kind_name(const ::testing::TestParamInfo<Kind>& info) {
 std::vector<uint8_t> hello_for(Kind kind, uint64_t nonce) {
   if (kind == Kind::kTcp) {
     std::vector<uint8_t> h(tcp::kHelloBytes);
-    tcp::encode_hello(nonce, h.data());
+    tcp::encode_hello(nonce, tcp::StreamHello{}, h.data());
     return h;
   }
   if (kind == Kind::kUcx) return ucx::encode_hello(ucx::kConnectMagic, nonce, 0, {});
