@@ -38,41 +38,36 @@ N=2 GPUS=0 BUILD=$SRC/build PLUGIN="" PY=python3 OUT="" STEPS=200 TOL=0.01 TIMEO
 DRY=0 USER_ENV=() RUN_ENV=() RATES="1 10" MODELS="dlrm ddp" TRAIN_STEPS=60 CHANNELS=1
 
 die() { echo "launch.sh: $*" >&2; exit 2; }
+# shellcheck source=../launch_lib.sh
+source "$HERE/../launch_lib.sh"
 while [[ $# -gt 0 ]]; do
+  launch_option "$@"
+  if ((LAUNCH_SHIFT)); then shift "$LAUNCH_SHIFT"; continue; fi
   case $1 in
-    -n) N=$2; shift 2 ;;
-    --gpus) GPUS=$2; shift 2 ;;
-    --build) BUILD=$2; shift 2 ;;
-    --plugin) PLUGIN=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
+    --steps | --tolerance | --backend | --rates | --models | --train-steps | --channels)
+      [[ $# -ge 2 ]] || die "$1 needs a value" ;;
+  esac
+  case $1 in
     --steps) STEPS=$2; shift 2 ;;
     --tolerance) TOL=$2; shift 2 ;;
-    --timeout) TIMEOUT=$2; shift 2 ;;
-    --ifname) IFNAME=$2; shift 2 ;;
     --backend) BACKEND=$2; shift 2 ;;
-    --env) [[ ${2:-} =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env needs VAR=VALUE, got '${2:-}'"
-           USER_ENV+=("$2"); shift 2 ;;
-    --dry-run) DRY=1; shift ;;
     --rates) RATES=$2; shift 2 ;;
     --models) MODELS=$2; shift 2 ;;
     --train-steps) TRAIN_STEPS=$2; shift 2 ;;
     --channels) CHANNELS=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) break ;;
   esac
 done
 [[ $# -ge 1 ]] || die "give a command: collectives, dlrm, all, train or run (see --help)"
 CMD=$1; shift
-[[ $N =~ ^[0-9]+$ && $N -ge 2 ]] || die "-n must be a number >= 2"
+launch_check_common
 [[ $BACKEND == nccl || $BACKEND == gloo ]] || die "--backend must be nccl or gloo"
 [[ $TRAIN_STEPS =~ ^[0-9]+$ && $TRAIN_STEPS -ge 12 ]] || die "--train-steps must be a number >= 12"
 [[ $CHANNELS =~ ^[0-9]+$ && $CHANNELS -ge 1 ]] || die "--channels must be a number >= 1"
 for r in $RATES; do [[ $r =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ $r != 0 && $r != 0.0 ]] || die "--rates: '$r' is not a positive rate in Gbit/s"; done
 [[ -n ${RATES// /} ]] || die "--rates is empty"
 for m in $MODELS; do [[ $m == dlrm || $m == ddp ]] || die "--models: '$m' is not dlrm or ddp"; done
-IFS=, read -r -a GPU_LIST <<<"$GPUS"
 
 # Skip cleanly where the scripts cannot run (a dry run starts nothing, so it needs nothing).
 if ((DRY)); then
@@ -97,32 +92,24 @@ case $? in
 esac
 fi
 
-[[ -n $PLUGIN ]] || PLUGIN=$BUILD/plugin/libnccl-net-squeeze.so
-if [[ $BACKEND == nccl ]] && ((!DRY)); then
-  [[ -f $PLUGIN ]] || die "no plugin at $PLUGIN (build nccl-net-squeeze, or pass --build DIR / --plugin PATH)"
-  PLUGIN=$(cd "$(dirname "$PLUGIN")" && pwd)/$(basename "$PLUGIN")
-fi
+launch_plugin "$([[ $BACKEND == nccl ]] && echo 1 || echo 0)"
 [[ -n $OUT ]] || OUT=$(mktemp -d /tmp/squeeze-torch.XXXXXX)
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 SUMMARY=$OUT/summary.jsonl
 
-free_port() { ((DRY)) && { echo 29500; return; }; "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 # rank_env <rank> <policy file | "socket"> <stats dir>: the assignments for `env`.
 rank_env() {
-  local r=$1 policy=$2 dir=$3 gpu=${GPU_LIST[$(( $1 % ${#GPU_LIST[@]} ))]}
+  local r=$1 policy=$2 dir=$3
   ENV=(RANK=$r WORLD_SIZE=$N LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT
        PYTHONUNBUFFERED=1 PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}")
   if [[ $BACKEND == gloo ]]; then ENV+=(CUDA_VISIBLE_DEVICES=); return; fi
-  ENV+=(CUDA_VISIBLE_DEVICES=$gpu NCCL_HOSTID=squeeze-torch-$$-rank$r NCCL_SOCKET_IFNAME=$IFNAME
-        NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1} NCCL_P2P_DISABLE=${NCCL_P2P_DISABLE:-1}
-        NCCL_SHM_DISABLE=${NCCL_SHM_DISABLE:-1} NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0})
+  ENV+=(CUDA_VISIBLE_DEVICES=$(gpu_of "$r"))
+  nccl_own_host_env "squeeze-torch-$$-rank$r"
   if [[ $policy == socket ]]; then
     ENV+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none)
   else
-    ENV+=(NCCL_NET=Squeeze NCCL_NET_PLUGIN=$PLUGIN NCCL_NET_PLUGIN_REF_COUNT=1 SQUEEZE_POLICY=$policy
-          SQUEEZE_STATS=$dir/stats.json SQUEEZE_RANK=$r SQUEEZE_SOCKET_IFNAME=$IFNAME
-          "${USER_ENV[@]}" "${RUN_ENV[@]}")
+    squeeze_env "$policy" "$dir/stats.json" "$r"
+    ENV+=("${RUN_ENV[@]}")
   fi
 }
 
@@ -132,7 +119,7 @@ rank_env() {
 launch() {
   local tag=$1 policy=$2 dir=$OUT/$1; shift 2
   mkdir -p "$dir"; rm -f "$dir"/stats*.json
-  PORT=$(free_port)
+  PORT=$(launch_free_port)
   echo "=== $tag: $N ranks, $([[ $BACKEND == gloo ]] && echo "gloo" || { [[ $policy == socket ]] && echo "NCCL_NET=Socket" || echo "NCCL_NET=Squeeze, SQUEEZE_POLICY=$policy${USER_ENV[*]:+, ${USER_ENV[*]}}${RUN_ENV[*]:+, ${RUN_ENV[*]}}"; })"
   local pids=() r
   if ((DRY)); then
@@ -151,52 +138,14 @@ launch() {
     fi
     pids+=($!)
   done
-  local worst=0 stopping=0 alive rc p
-  while :; do
-    alive=0
-    for i in "${!pids[@]}"; do
-      p=${pids[$i]}; [[ $p == done ]] && continue
-      if kill -0 "$p" 2>/dev/null; then alive=1; continue; fi
-      wait "$p"; rc=$?; pids[$i]=done
-      ((rc == 0 || stopping)) && continue
-      # The first rank to fail (or skip) decides; the others would wait for it forever.
-      worst=$rc stopping=1
-      if ((rc != 77)); then
-        echo "launch.sh: $tag: rank $i exited $rc; stopping the others (log: $dir/rank$i.log)" >&2
-        tail -n 20 "$dir/rank$i.log" >&2
-      fi
-      for q in "${pids[@]}"; do [[ $q != done ]] && kill "$q" 2>/dev/null; done
-    done
-    ((alive)) || break
-    sleep 0.2
-  done
+  launch_wait "$tag" "$dir/rank%d.log" "${pids[@]}"
+  local worst=$?
   sleep 0.2  # let tee flush rank 0's last lines
   return "$worst"
 }
 
 # The plugin's own statistics for one launch: bytes handed to it, on the wire, by collective.
-stats_line() {
-  "$PY" - "$OUT/$1" <<'PYEOF'
-import glob, json, sys
-handed = wire = 0
-per = {}
-for f in sorted(glob.glob(sys.argv[1] + "/stats*.json")):
-    doc = json.load(open(f))
-    t = doc.get("totals", {})
-    handed += t.get("bytes_in", 0) + t.get("raw_bytes", 0)
-    wire += t.get("bytes_out", 0) + t.get("raw_bytes", 0)
-    for rule in doc.get("rules", []):
-        for coll, c in rule.get("collectives", {}).items():
-            k = f"{rule['name']}/{coll}"
-            e = per.setdefault(k, [0, 0, 0])
-            e[0] += c.get("bytes_in", 0); e[1] += c.get("bytes_out", 0); e[2] += c.get("raw_bytes", 0)
-if not handed:
-    print("plugin stats: none written (socket run, or the plugin carried nothing)")
-else:
-    parts = ", ".join(f"{k}: {v[0] + v[2]} B -> {v[1] + v[2]} B" for k, v in per.items())
-    print(f"plugin stats: {handed} B handed, {wire} B on the wire, ratio {handed / max(wire, 1):.2f} ({parts})")
-PYEOF
-}
+stats_line() { plugin_stats_line "$OUT/$1"; }
 
 policy_of() { [[ $1 == socket ]] && echo socket || echo "$1"; }
 
