@@ -113,13 +113,15 @@ launch_wait() {
 plugin_stats_line() {
   "$PY" - "$1" <<'PYEOF'
 import glob, json, sys
-handed = wire = 0
+handed = wire = collnet = 0
 per = {}
 for f in sorted(glob.glob(sys.argv[1] + "/stats*.json")):
     doc = json.load(open(f))
     t = doc.get("totals", {})
     handed += t.get("bytes_in", 0) + t.get("raw_bytes", 0)
     wire += t.get("bytes_out", 0) + t.get("raw_bytes", 0)
+    c = doc.get("routes", {}).get("collnet", {})
+    collnet += c.get("bytes_in", 0) + c.get("raw_bytes", 0)
     for rule in doc.get("rules", []):
         for coll, c in rule.get("collectives", {}).items():
             k = f"{rule['name']}/{coll}"
@@ -129,6 +131,8 @@ if not handed:
     print("plugin stats: none written (socket run, or the plugin carried nothing)")
 else:
     parts = ", ".join(f"{k}: {v[0] + v[2]} B -> {v[1] + v[2]} B" for k, v in per.items())
-    print(f"plugin stats: {handed} B handed, {wire} B on the wire, ratio {handed / max(wire, 1):.2f} ({parts})")
+    on_collnet = f", {collnet} B of it on the collective network" if collnet else ""
+    print(f"plugin stats: {handed} B handed, {wire} B on the wire, ratio {handed / max(wire, 1):.2f}"
+          f"{on_collnet} ({parts})")
 PYEOF
 }

@@ -26,7 +26,10 @@
 # --dry-run prints each rank's environment and command instead of starting it.
 # train options: --rates "1 10" (Gbit/s per connection); --models "dlrm ddp"; --train-steps N
 # (60); --channels N (1): NCCL_MAX_NCHANNELS and NCCL_NCHANNELS_PER_NET_PEER, so the link
-# between two ranks is N connections each way, N x the rate. The DLRM's losses must agree
+# between two ranks is N connections each way, N x the rate; --route collnet: the DDP model's
+# compressed arm all-reduces on Squeeze's collective network (NCCL_COLLNET_ENABLE=1,
+# NCCL_ALGO=Ring;AllReduce:CollNetChain) with perf/collective/policies/collnet-threshold.json
+# (top 1% with error feedback, ranks bit-identical), against the raw ring. The DLRM's losses must agree
 # within --tolerance; the DDP model's compressed gradients (top 1% with error feedback) change
 # its path, so it must learn (last 10 steps below 90% of its first loss) and the gap is reported.
 # Exit: 0 pass, 1 fail, 2 usage, 77 skipped (no torch, or no CUDA device for NCCL, or train
@@ -35,7 +38,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 N=2 GPUS=0 BUILD=$SRC/build PLUGIN="" PY=python3 OUT="" STEPS=200 TOL=0.01 TIMEOUT=600 IFNAME=lo BACKEND=nccl
-DRY=0 USER_ENV=() RUN_ENV=() RATES="1 10" MODELS="dlrm ddp" TRAIN_STEPS=60 CHANNELS=1
+DRY=0 USER_ENV=() RUN_ENV=() RATES="1 10" MODELS="dlrm ddp" TRAIN_STEPS=60 CHANNELS=1 ROUTE=ring
 
 die() { echo "launch.sh: $*" >&2; exit 2; }
 # shellcheck source=../launch_lib.sh
@@ -44,7 +47,7 @@ while [[ $# -gt 0 ]]; do
   launch_option "$@"
   if ((LAUNCH_SHIFT)); then shift "$LAUNCH_SHIFT"; continue; fi
   case $1 in
-    --steps | --tolerance | --backend | --rates | --models | --train-steps | --channels)
+    --steps | --tolerance | --backend | --rates | --models | --train-steps | --channels | --route)
       [[ $# -ge 2 ]] || die "$1 needs a value" ;;
   esac
   case $1 in
@@ -55,6 +58,7 @@ while [[ $# -gt 0 ]]; do
     --models) MODELS=$2; shift 2 ;;
     --train-steps) TRAIN_STEPS=$2; shift 2 ;;
     --channels) CHANNELS=$2; shift 2 ;;
+    --route) ROUTE=$2; shift 2 ;;
     -*) die "unknown option $1" ;;
     *) break ;;
   esac
@@ -65,6 +69,7 @@ launch_check_common
 [[ $BACKEND == nccl || $BACKEND == gloo ]] || die "--backend must be nccl or gloo"
 [[ $TRAIN_STEPS =~ ^[0-9]+$ && $TRAIN_STEPS -ge 12 ]] || die "--train-steps must be a number >= 12"
 [[ $CHANNELS =~ ^[0-9]+$ && $CHANNELS -ge 1 ]] || die "--channels must be a number >= 1"
+[[ $ROUTE == ring || $ROUTE == collnet ]] || die "--route must be ring or collnet"
 for r in $RATES; do [[ $r =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ $r != 0 && $r != 0.0 ]] || die "--rates: '$r' is not a positive rate in Gbit/s"; done
 [[ -n ${RATES// /} ]] || die "--rates is empty"
 for m in $MODELS; do [[ $m == dlrm || $m == ddp ]] || die "--models: '$m' is not dlrm or ddp"; done
@@ -257,22 +262,31 @@ run_train() {
     echo "SKIP: $PLUGIN does not know SQUEEZE_MAX_RATE (per-connection TCP pacing); uncapped, the loopback is no slow link"
     return 77
   fi
-  local failed=0 m rate variant policy cpolicy script tol tag rc curves margs
+  local failed=0 m rate variant policy cpolicy script tol tag rc curves margs route_env
   for m in $MODELS; do
+    route_env=()
     if [[ $m == dlrm ]]; then
       # 8 tables of 64 floats for 16384 samples: 16 MiB of pooled embeddings each way per step.
       script=$HERE/dlrm_tiny.py cpolicy=$HERE/dlrm-quantize.json tol=$TOL margs=(--batch 16384)
     else
       # 3.4 M float32 parameters: 13.6 MiB of gradients all-reduced per step.
       script=$HERE/ddp_train.py cpolicy=$SRC/config/dp-allreduce.json tol=learns margs=()
+      if [[ $ROUTE == collnet ]]; then
+        # Every rank is a node of its own (NCCL_HOSTID), so two ranks pass CollNet's node
+        # threshold; all-reduce may only take CollNetChain, so NCCL fails rather than ring.
+        cpolicy=$SRC/perf/collective/policies/collnet-threshold.json
+        route_env=(NCCL_COLLNET_ENABLE=1 "NCCL_ALGO=Ring;AllReduce:CollNetChain")
+      fi
     fi
     curves=()
     for rate in $RATES; do
       for variant in raw compressed; do
         [[ $variant == raw ]] && policy=$SRC/config/off.json || policy=$cpolicy
         tag=train-$m-${rate}g-$variant
+        [[ ${#route_env[@]} -gt 0 ]] && tag=train-$m-collnet-${rate}g-$variant
         RUN_ENV=(SQUEEZE_MAX_RATE=$rate SQUEEZE_TRANSPORT=tcp NCCL_MAX_NCHANNELS=$CHANNELS
                  NCCL_NCHANNELS_PER_NET_PEER=$CHANNELS)
+        [[ $variant == compressed ]] && RUN_ENV+=("${route_env[@]}")
         launch "$tag" "$policy" "$script" --backend "$BACKEND" --steps "$TRAIN_STEPS" --warmup-steps 5 \
           --compute-steps 10 --log "$OUT/$tag.csv" --label "$tag" "${margs[@]}"
         rc=$?
@@ -285,7 +299,9 @@ run_train() {
         curves+=("$variant ${rate} Gbit/s=$OUT/$tag.csv")
       done
       ((DRY)) && continue
-      train_compare "$m" "$rate" "$OUT/train-$m-${rate}g-raw.json" "$OUT/train-$m-${rate}g-compressed.json" \
+      local stem=train-$m-${rate}g
+      [[ ${#route_env[@]} -gt 0 ]] && stem=train-$m-collnet-${rate}g
+      train_compare "${stem#train-}" "$rate" "$OUT/$stem-raw.json" "$OUT/$stem-compressed.json" \
         "$tol" "$(basename "$cpolicy")" || failed=1
     done
     ((DRY)) || "$PY" "$HERE/plot_loss.py" --title "$m: raw vs compressed on capped links (SQUEEZE_MAX_RATE)" \
