@@ -299,9 +299,10 @@ run_train() {
         curves+=("$variant ${rate} Gbit/s=$OUT/$tag.csv")
       done
       ((DRY)) && continue
-      local stem=train-$m-${rate}g
-      [[ ${#route_env[@]} -gt 0 ]] && stem=train-$m-collnet-${rate}g
-      train_compare "${stem#train-}" "$rate" "$OUT/$stem-raw.json" "$OUT/$stem-compressed.json" \
+      local model=$m
+      [[ ${#route_env[@]} -gt 0 ]] && model=$m-collnet
+      train_compare "$model" "$rate" "$OUT/train-$model-${rate}g-raw.json" \
+        "$OUT/train-$model-${rate}g-compressed.json" \
         "$tol" "$(basename "$cpolicy")" || failed=1
     done
     ((DRY)) || "$PY" "$HERE/plot_loss.py" --title "$m: raw vs compressed on capped links (SQUEEZE_MAX_RATE)" \
