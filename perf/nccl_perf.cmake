@@ -50,9 +50,11 @@ if(SQUEEZE_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)
   add_executable(squeeze_nccl_perf_tests ${CMAKE_CURRENT_SOURCE_DIR}/nccl/tests/nccl_perf_test.cc
+                 ${CMAKE_CURRENT_SOURCE_DIR}/nccl/tests/stats_file_test.cc ${CMAKE_CURRENT_SOURCE_DIR}/collective/stats_file.cc
                  ${CMAKE_CURRENT_SOURCE_DIR}/nccl/options.cc
                  ${CMAKE_CURRENT_SOURCE_DIR}/nccl/paths.cc ${CMAKE_CURRENT_SOURCE_DIR}/nccl/report.cc
-                 ${CMAKE_CURRENT_SOURCE_DIR}/nccl/run_files.cc ${CMAKE_CURRENT_SOURCE_DIR}/collective/data.cc)
+                 ${CMAKE_CURRENT_SOURCE_DIR}/nccl/run_files.cc ${CMAKE_CURRENT_SOURCE_DIR}/nccl/rank_env.cc
+                 ${CMAKE_CURRENT_SOURCE_DIR}/collective/data.cc)
   target_include_directories(squeeze_nccl_perf_tests PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(squeeze_nccl_perf_tests PRIVATE squeeze_perf_checks squeeze_core nlohmann_json::nlohmann_json
                         squeeze_warnings GTest::gtest GTest::gtest_main Threads::Threads)

@@ -32,6 +32,12 @@ bool add_file(const std::string& path, WireTotals* w) {
   w->raw_bytes += get("raw_bytes");
   w->messages += get("messages");
   w->raw_messages += get("raw_messages");
+  if (doc.contains("routes") && doc["routes"].is_object() && doc["routes"].contains("collnet")) {
+    const auto& c = doc["routes"]["collnet"];
+    for (const char* k : {"bytes_in", "raw_bytes"})
+      if (c.is_object() && c.contains(k) && c[k].is_number_unsigned())
+        w->collnet_handed += c[k].get<uint64_t>();
+  }
   w->found = true;
   return true;
 }
@@ -134,6 +140,7 @@ WireTotals wire_delta(const WireTotals& b, const WireTotals& a) {
   d.raw_bytes = a.raw_bytes - b.raw_bytes;
   d.messages = a.messages - b.messages;
   d.raw_messages = a.raw_messages - b.raw_messages;
+  d.collnet_handed = a.collnet_handed >= b.collnet_handed ? a.collnet_handed - b.collnet_handed : 0;
   return d;
 }
 

@@ -21,6 +21,7 @@ struct WireTotals {
   uint64_t bytes_out = 0;  // the frames it sent for them
   uint64_t raw_bytes = 0;  // handed and sent unchanged
   uint64_t messages = 0, raw_messages = 0;
+  uint64_t collnet_handed = 0;  // of handed(): what the collective network carried
   uint64_t handed() const { return bytes_in + raw_bytes; }
   uint64_t wire() const { return bytes_out + raw_bytes; }
 };

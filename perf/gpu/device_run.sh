@@ -17,6 +17,10 @@
 #   8. each NCCL step again with SQUEEZE_GPU_STAGING=1 (the sweep without the Socket baseline,
 #      which never loads the plugin), squeeze-codec-bench --gpu before the last (the training
 #      steps with staging), while the budget lasts.
+#   9. only when SQUEEZE_DEVICE_ONLY names them ("collnet collnet-train"), issue 23 on real NCCL:
+#      squeeze-nccl-perf --route collnet (all-reduce on Squeeze's collective network: raw,
+#      threshold, quantize, checked, CollNet must carry it), and the DDP model trained through
+#      CollNet with top 1% + error feedback against the raw ring at 1 and 10 Gbit/s.
 # Run from the repository root:  bash perf/gpu/device_run.sh [CARRIED_BUILD (build-gpu-carry)]
 # Writes 8 files under $OUT (or ./gpu-out), the most the device tool brings back: summary.txt
 # (read this first), device_run.log, nccl_sweep.txt (both sweeps), nccl_perf.jsonl,
@@ -273,6 +277,20 @@ else
 fi
 
 train_step train-staging --env "$STAGING" --train-steps 30
+
+# 9. The collective network under real NCCL (opt-in: SQUEEZE_DEVICE_ONLY="collnet").
+if [[ " $ONLY " == *" collnet "* || " $ONLY " == *" collnet-train "* ]]; then
+  if ((HAVE_NCCL_PERF)); then
+    cargs=(--route collnet --collective allreduce --sweep --sweep-modes raw,threshold,quantize -b 1M -e 16M
+           -f 4 --iters 10 --warmup 3 --check --timeout 100 --keep "$WORK/collnet-perf" --label collnet)
+    [[ -n $NCCL_LIB ]] && cargs+=(--nccl-lib "$NCCL_LIB")
+    step collnet 150 "$WORK/collnet.txt" "$B/perf/squeeze-nccl-perf" "${cargs[@]}"
+    { echo "#### collnet (--route collnet)"; cat "$WORK/collnet.txt"; } >>"$OUT/nccl_sweep.txt" 2>/dev/null
+    cat "$WORK/collnet-perf"/*/rows.jsonl >>"$OUT/nccl_perf.jsonl" 2>/dev/null
+    grep -h 'route collnet\|sweep summary\|check failed\|rank .*(mode' "$WORK/collnet.txt" | head -20 | tee -a "$SUMMARY"
+  fi
+  train_step collnet-train --route collnet --models ddp
+fi
 
 note "# done in $(($(date +%s) - START)) s (budget ${BUDGET} s), MPS $MPS"
 exit 0

@@ -19,71 +19,13 @@
 #include "perf/nccl/nccl_lib.h"
 #include "perf/nccl/paths.h"
 #include "perf/nccl/rank.h"
+#include "perf/nccl/rank_env.h"
 #include "perf/nccl/report.h"
 #include "perf/nccl/run_files.h"
 #include "plugin/policy/policy_load.h"
 
-extern char** environ;
-
 namespace squeeze::perf::nccl {
 namespace {
-
-// The environment of one rank: this process's, with `set` applied (an empty value unsets).
-std::vector<std::string> rank_env(const std::map<std::string, std::string>& set) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq != nullptr) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
-  }
-  for (const auto& [k, v] : set) {
-    if (v.empty())
-      env.erase(k);
-    else
-      env[k] = v;
-  }
-  std::vector<std::string> out;
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
-}
-
-// Variables that route every byte through the chosen net; the user may override the ones
-// marked as defaults.
-std::map<std::string, std::string> mode_env(const Options& o, const Mode& m,
-                                            const std::string& plugin, const std::string& run_dir,
-                                            int rank) {
-  std::map<std::string, std::string> set;
-  auto dflt = [&](const char* k, const std::string& v) {
-    const char* cur = std::getenv(k);
-    set[k] = cur != nullptr && *cur != '\0' ? cur : v;
-  };
-  // A different host id per rank: NCCL then sees one GPU per host and uses the net between
-  // them, even for ranks on the same GPU (no P2P, SHM or NVLS path exists across hosts).
-  set["NCCL_HOSTID"] =
-      "squeeze-nccl-perf-" + std::to_string(getpid()) + "-rank" + std::to_string(rank);
-  dflt("NCCL_IB_DISABLE", "1");
-  dflt("NCCL_P2P_DISABLE", "1");
-  dflt("NCCL_SHM_DISABLE", "1");
-  dflt("NCCL_NVLS_ENABLE", "0");
-  dflt("NCCL_COLLNET_ENABLE", "0");
-  dflt("NCCL_ALGO", "Ring");
-  set["NCCL_SOCKET_IFNAME"] = o.ifname;
-  if (m.socket) {
-    set["NCCL_NET"] = "Socket";
-    set["NCCL_NET_PLUGIN"] = "none";
-    set["SQUEEZE_POLICY"] = "";
-    set["SQUEEZE_STATS"] = "";
-    return set;
-  }
-  set["NCCL_NET"] = "Squeeze";
-  set["NCCL_NET_PLUGIN"] = plugin;
-  set["NCCL_NET_PLUGIN_REF_COUNT"] = "1";  // keep the plugin loaded between communicators
-  set["SQUEEZE_POLICY"] = m.policy.empty() ? "" : absolute_path(m.policy);
-  set["SQUEEZE_STATS"] = run_dir + "/stats.json";
-  set["SQUEEZE_RANK"] = std::to_string(rank);
-  set["SQUEEZE_SOCKET_IFNAME"] = o.ifname;
-  if (!o.bypass.empty()) set["SQUEEZE_BYPASS"] = o.bypass;
-  return set;
-}
 
 class Ranks {
  public:
@@ -193,7 +135,7 @@ int run_mode(const Options& o, const Mode& m, const std::string& lib, const std:
   const std::string exe = self_exe();
   for (int r = 0; r < o.nranks; ++r)
     ranks.start(rank_args(o, exe, lib, dir.path(), m, r),
-                rank_env(mode_env(o, m, plugin, dir.path(), r)));
+                rank_env(mode_env(o, m, plugin, dir.path(), r, getpid())));
   const int rc = ranks.wait(o.timeout_s, m.name);
   for (const std::string& line : read_lines(dir.path(), "rows.jsonl")) {
     Row r;

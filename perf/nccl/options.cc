@@ -91,7 +91,8 @@ bool sweep_modes(const std::string& source_dir, const std::string& names, std::v
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  std::string policy, baseline, sweep_names, collective = "both", data, op = "sum", bypass;
+  std::string policy, baseline, sweep_names, collective = "both", data, op = "sum", bypass,
+                                             route = "ring";
   CliParser cli("squeeze-nccl-perf", kAbout);
   cli.section("Mode (one; default: the plugin with its built-in policy or $SQUEEZE_POLICY)")
       .text("--policy", &policy, "FILE", "the plugin with this policy (raw: config/off.json)")
@@ -140,6 +141,10 @@ Options parse_options(int argc, char** argv) {
           "alltoall: ncclAlltoAll (the plugin sees \"alltoall\"); sendrecv: grouped "
           "ncclSend/ncclRecv (it sees \"send\"/\"recv\"); auto: ncclAlltoAll where the loaded NCCL "
           "has it (2.28 on)")
+      .choice("--route", &route, {"ring", "collnet"},
+              "the plugin modes' all-reduce: NCCL's ring over the net plugin, or Squeeze's "
+              "collective network (NCCL_COLLNET_ENABLE=1, NCCL_ALGO=Ring;AllReduce:CollNetChain; "
+              "NCCL fails the run if it cannot set CollNet up). Socket modes stay on the ring")
       .integer("--seed", &o.seed, 0, 1LL << 62, "input seed")
       .number("--timeout", &o.timeout_s, 1, 86400, "seconds for each mode's whole run")
       .section("Output")
@@ -164,6 +169,9 @@ Options parse_options(int argc, char** argv) {
   if (!data.empty()) o.ar_data = o.a2a_data = data;
   parse_float_dtype(o.dtype_name, &o.dtype);
   parse_red_op(op, &o.op);
+  o.collnet = route == "collnet";
+  if (o.collnet && o.op == RedOp::kProd)
+    cli.fail("--route collnet: the collective network reduces sum, avg, min and max, not prod");
   for (const CliParser::Given& g : cli.given_options()) {
     if (std::find(kLauncherOnly.begin(), kLauncherOnly.end(), g.option) != kLauncherOnly.end())
       continue;

@@ -43,7 +43,10 @@ struct Options {
   RedOp op = RedOp::kSum;            // all-reduce's reduction (-o)
   uint64_t seed = 1;
   std::string a2a_api =
-      "auto";              // alltoall (ncclAlltoAll) | sendrecv (grouped ncclSend/ncclRecv) | auto
+      "auto";  // alltoall (ncclAlltoAll) | sendrecv (grouped ncclSend/ncclRecv) | auto
+  // --route collnet: the plugin modes' all-reduce on Squeeze's collective network
+  // (NCCL_COLLNET_ENABLE=1, NCCL_ALGO allreduce:CollNetChain); false: NCCL's ring.
+  bool collnet = false;
   double timeout_s = 300;  // per mode, all rows
 
   // Output.

@@ -43,7 +43,7 @@ struct Ctx {
 
 struct Summary {
   double time_us = 0, max_err = 0;
-  uint64_t wrong = 0, hash = 0, handed = 0, wire = 0;
+  uint64_t wrong = 0, hash = 0, handed = 0, wire = 0, collnet_handed = 0;
   bool wrong_applies = true, stats_found = false;
 };
 
@@ -94,7 +94,8 @@ nlohmann::json to_json(const Summary& s) {
           {"hash", s.hash},
           {"stats_found", s.stats_found},
           {"handed", s.handed},
-          {"wire", s.wire}};
+          {"wire", s.wire},
+          {"collnet_handed", s.collnet_handed}};
 }
 
 Summary from_json(const std::string& text, const std::string& where) {
@@ -109,6 +110,7 @@ Summary from_json(const std::string& text, const std::string& where) {
   s.stats_found = j.value("stats_found", false);
   s.handed = j.value("handed", uint64_t{0});
   s.wire = j.value("wire", uint64_t{0});
+  s.collnet_handed = j.value("collnet_handed", uint64_t{0});
   return s;
 }
 
@@ -206,6 +208,7 @@ Summary run_row(Ctx& c, int k, Coll coll, std::size_t bytes, const Bound& bound,
     s.stats_found = d.found;
     s.handed = d.handed();
     s.wire = d.wire();
+    s.collnet_handed = d.collnet_handed;
   }
   return s;
 }
@@ -234,6 +237,7 @@ Row gather_row(const Ctx& c, int k, Row row, const Bound& bound) {
       row.wrong = -1;
     row.handed += s.handed;
     row.wire += s.wire;
+    row.collnet_handed += s.collnet_handed;
     row.have_ratio = row.have_ratio && s.stats_found;
   }
   row.have_ratio = row.have_ratio && row.wire > 0;
@@ -269,6 +273,8 @@ int run(const Options& o) {
   c.info.net = net;
   c.info.nranks = o.nranks;
   c.info.ifname = env_or("NCCL_SOCKET_IFNAME", "(NCCL's choice)");
+  c.info.algo = env_or("NCCL_ALGO", "");
+  c.info.collnet = o.collnet && !socket;
   c.info.label = o.label;
   c.info.nccl = lib.version_string() + " (" + lib.path() + ")";
   std::string gpus;
@@ -317,8 +323,14 @@ int run(const Options& o) {
       row.data = coll == Coll::kAllReduce ? o.ar_data : o.a2a_data;
       const std::size_t call_count =
           coll == Coll::kAllReduce ? bytes / es : bytes / es / static_cast<std::size_t>(o.nranks);
+      // On the collective network each rank is a node; an average is reduced as a sum.
+      const bool on_collnet = c.info.collnet && coll == Coll::kAllReduce;
+      if (on_collnet) row.route = "collnet";
       const Bound bound =
-          bound_for(c.policy.get(), coll, o.dtype, call_count, o.nranks, c.a2a_sendrecv);
+          on_collnet
+              ? collnet_bound_for(c.policy.get(), o.dtype, call_count, o.nranks,
+                                  o.op == RedOp::kAvg ? RedOp::kSum : o.op)
+              : bound_for(c.policy.get(), coll, o.dtype, call_count, o.nranks, c.a2a_sendrecv);
       const Summary s = run_row(c, k, coll, bytes, bound, &row);
       publish(o.run_dir, "sum." + std::to_string(k) + "." + std::to_string(o.rank),
               to_json(s).dump());

@@ -27,6 +27,11 @@ void print_header(const RunInfo& i) {
   if (!i.plugin.empty())
     std::printf("#   plugin %s\n#   policy %s%s\n", i.plugin.c_str(), i.policy.c_str(),
                 i.bypass.empty() ? "" : (", SQUEEZE_BYPASS=" + i.bypass).c_str());
+  if (i.collnet)
+    std::printf(
+        "#   route collnet: all-reduce on Squeeze's collective network (NCCL_COLLNET_ENABLE=1, "
+        "NCCL_ALGO=%s); collnet = share of the bytes handed that it carried\n",
+        i.algo.c_str());
   std::printf("#   NCCL %s, devices %s, interface %s, all-to-all by %s\n", i.nccl.c_str(),
               i.devices.c_str(), i.ifname.c_str(),
               i.a2a_api == "sendrecv" ? "grouped ncclSend/ncclRecv" : "ncclAlltoAll");
@@ -92,6 +97,13 @@ std::string row_json(const Row& r, const RunInfo& i) {
       {"nccl", i.nccl},
       {"devices", i.devices}};
   if (r.collective == "alltoall") j["a2a_api"] = i.a2a_api;
+  j["route"] = r.route;
+  if (r.route == "collnet") {
+    j["collnet_bytes_handed"] = r.collnet_handed;
+    j["collnet_share"] =
+        r.handed > 0 ? num(static_cast<double>(r.collnet_handed) / static_cast<double>(r.handed))
+                     : nlohmann::json(nullptr);
+  }
   if (!i.bypass.empty()) j["bypass"] = i.bypass;
   if (!i.label.empty()) j["label"] = i.label;
   return j.dump();
@@ -111,6 +123,9 @@ bool parse_row_json(const std::string& line, Row* r) {
   r->ratio = get_num(j, "ratio", 1);
   r->max_err = get_num(j, "max_abs_err", NAN);
   r->wrong = j.contains("wrong") && j["wrong"].is_number() ? j["wrong"].get<int64_t>() : -1;
+  if (j.contains("route") && j["route"].is_string()) r->route = j["route"].get<std::string>();
+  if (j.contains("collnet_bytes_handed") && j["collnet_bytes_handed"].is_number_unsigned())
+    r->collnet_handed = j["collnet_bytes_handed"].get<uint64_t>();
   return true;
 }
 
@@ -119,6 +134,9 @@ bool row_passes(const Row& r) {
   if (r.wrong > 0) why = std::to_string(r.wrong) + " elements beyond the bound (" + r.bound + ")";
   if (r.agree == 0 && r.agree_required)
     why += std::string(why.empty() ? "" : "; ") + "ranks' outputs differ";
+  if (r.route == "collnet" && r.collective == "allreduce" && r.have_ratio && r.collnet_handed == 0)
+    why += std::string(why.empty() ? "" : "; ") +
+           "the collective network carried none of it (NCCL did not use CollNet)";
   if (why.empty()) return true;
   std::fprintf(stderr, "squeeze-nccl-perf: check failed: %s %s %zu bytes: %s\n", r.mode.c_str(),
                r.collective.c_str(), r.bytes, why.c_str());

@@ -30,11 +30,17 @@ struct Row {
   std::string bound;           // the policy's bound for this call, in words
   int agree = -1;              // all-reduce: 1 ranks bit-identical, 0 not; -1 n/a
   bool agree_required = true;  // false when the policy relaxes all-reduce consistency
+  // "ring", or "collnet" for a plugin mode's all-reduce under --route collnet; then
+  // collnet_handed is what the plugin's collective network carried of `handed`.
+  std::string route = "ring";
+  uint64_t collnet_handed = 0;
 };
 
 struct RunInfo {
   std::string mode, net, plugin, policy, nccl, devices, ifname, label, bypass;
-  std::string a2a_api;  // "alltoall" (ncclAlltoAll) | "sendrecv"
+  std::string a2a_api;   // "alltoall" (ncclAlltoAll) | "sendrecv"
+  std::string algo;      // NCCL_ALGO as the ranks got it ("" = unset)
+  bool collnet = false;  // --route collnet in a plugin mode (NCCL_COLLNET_ENABLE=1)
   int nranks = 0;
 };
 
@@ -45,7 +51,9 @@ TableRow table_row(const Row& r);
 std::string row_json(const Row& r, const RunInfo& info);  // one line, no newline
 bool parse_row_json(const std::string& line, Row* r);     // for the sweep summary
 
-// What --check requires of a row; prints why it fails to stderr.
+// What --check requires of a row: nothing beyond the bound, ranks that agree where the policy
+// keeps them so, and, on --route collnet, an all-reduce the collective network carried. Prints
+// why it fails to stderr.
 bool row_passes(const Row& r);
 
 // The sweep's summary: per collective and size, busbw of each mode, raw/socket and each

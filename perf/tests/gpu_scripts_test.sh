@@ -156,6 +156,14 @@ has "(5.00% apart; from 1.00000 compressed fell 0.47500, raw 0.50000: must fall 
   "says how far apart and that it learnt"
 expect_rc 1 "DDP whose compressed loss falls less than half as much as raw's fails" env FAKE_FIRST_LOSS=0.55 bash "$L" \
   --python "$T/bin/python-gpu" --build "$T/build" --out "$T/o7" --train-steps 20 --models ddp --rates 1 train
+expect_rc 0 "DDP through the collective network (--route collnet)" bash "$L" --python "$T/bin/python-gpu" \
+  --build "$T/build" --out "$T/o8" --train-steps 20 --models ddp --rates 1 --route collnet train
+has "^=== train-ddp-collnet-1g-compressed: .*collnet-threshold.json, .*NCCL_COLLNET_ENABLE=1 NCCL_ALGO=Ring;AllReduce:CollNetChain" \
+  "the compressed arm: CollNet on, all-reduce only on CollNetChain, the CollNet policy"
+has "^=== train-ddp-collnet-1g-raw: .*off.json, SQUEEZE_MAX_RATE=1 SQUEEZE_TRANSPORT=tcp NCCL_MAX_NCHANNELS=1 NCCL_NCHANNELS_PER_NET_PEER=1$" \
+  "the raw arm stays on the ring"
+has "^train ddp-collnet @ 1 Gbit/s .*: PASS" "compared under its own name"
+expect_rc 2 "--route names a route" bash "$L" --route tree train
 
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed"
 ((fails == 0))

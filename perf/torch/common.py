@@ -5,8 +5,10 @@ Nothing here knows about Squeeze: the scripts are ordinary torch.distributed pro
 launch.sh alone sets the environment (NCCL_NET_PLUGIN, NCCL_NET, NCCL_HOSTID, ...) that
 routes their NCCL traffic through the plugin.
 """
+import json
 import os
 import sys
+import time
 
 SKIP = 77  # exit code that CTest and launch.sh read as "skipped"
 
@@ -125,3 +127,64 @@ def sync(torch, device):
     """Waits for the device's queued work, so a wall clock brackets what the step did."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+class Timing:
+    """What run_steps measured: per-step losses and wall times, the whole loop's seconds, and
+    the per-step times of the compute-only steps (empty without --compute-steps)."""
+
+    def __init__(self):
+        self.losses, self.step_seconds, self.compute_seconds, self.seconds = [], [], [], 0.0
+
+
+def run_steps(torch, dist, device, rank, args, train_step, print_every):
+    """Times args.steps calls of train_step(step, True) (logging step,loss to args.log on rank
+    0), then args.compute_steps + 1 calls of train_step(step, False) after a barrier, the first
+    of which warms the stand-ins up and is left out; ends the process group."""
+    t = Timing()
+    log = open(args.log, "w") if args.log and rank == 0 else None
+    if log:
+        log.write("step,loss\n")
+    t_start = time.perf_counter()
+    for step in range(args.steps):
+        t0 = time.perf_counter()
+        value = train_step(step, True)
+        t.step_seconds.append(time.perf_counter() - t0)
+        t.losses.append(value)
+        if log:
+            log.write(f"{step},{value:.6f}\n")
+        if rank == 0 and (step % print_every == 0 or step == args.steps - 1):
+            print(f"step {step:4d} loss {value:.5f}", flush=True)
+    t.seconds = time.perf_counter() - t_start
+    if log:
+        log.close()
+    if args.compute_steps:
+        dist.barrier()
+        for step in range(args.steps, args.steps + args.compute_steps + 1):
+            t0 = time.perf_counter()
+            train_step(step, False)
+            sync(torch, device)
+            t.compute_seconds.append(time.perf_counter() - t0)
+        t.compute_seconds = t.compute_seconds[1:]
+    dist.barrier()
+    dist.destroy_process_group()
+    return t
+
+
+def report(summary, timing, args, sent_bytes_per_step):
+    """Rank 0's ending: the summary (model, world, ...) completed with the losses, step times,
+    compute share and bytes sent per step, as one JSON line, then FINAL_LOSS for launch.sh."""
+    tail = timing.losses[-10:]
+    summary.update({"final_loss": timing.losses[-1], "mean_last10": sum(tail) / len(tail),
+                    "first_loss": timing.losses[0], "steps": args.steps,
+                    "backend": args.backend, "seconds": timing.seconds})
+    summary.update(step_stats(timing.step_seconds, args.warmup_steps))
+    c = timing.compute_seconds
+    compute_ms = 1e3 * sum(c) / len(c) if c else None
+    summary["compute_step_ms"] = compute_ms
+    summary["comm_share"] = comm_share(summary["mean_step_ms"], compute_ms)
+    summary["sent_bytes_per_step"] = sent_bytes_per_step
+    if args.label:
+        summary["label"] = args.label
+    print(json.dumps(summary), flush=True)
+    print(f"FINAL_LOSS {summary['mean_last10']:.6f}", flush=True)

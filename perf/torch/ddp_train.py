@@ -19,9 +19,7 @@ Without torch or a CUDA device (backend nccl) it prints "SKIP: <reason>" and exi
 Start it through launch.sh (or torchrun): it reads RANK, WORLD_SIZE, MASTER_ADDR/PORT.
 """
 import argparse
-import json
 import sys
-import time
 
 import common
 
@@ -102,49 +100,11 @@ def main():
         dist.all_reduce(value)
         return float(value) / world  # float() waits for the device: the step is done
 
-    log = open(args.log, "w") if args.log and rank == 0 else None
-    if log:
-        log.write("step,loss\n")
-    losses, step_seconds = [], []
-    t_start = time.perf_counter()
-    for step in range(args.steps):
-        t0 = time.perf_counter()
-        value = train_step(step, True)
-        step_seconds.append(time.perf_counter() - t0)
-        losses.append(value)
-        if log:
-            log.write(f"{step},{value:.6f}\n")
-        if rank == 0 and (step % 10 == 0 or step == args.steps - 1):
-            print(f"step {step:4d} loss {value:.5f}", flush=True)
-    seconds = time.perf_counter() - t_start
-    if log:
-        log.close()
-    compute_seconds = []
-    if args.compute_steps:
-        dist.barrier()
-        for step in range(args.steps, args.steps + args.compute_steps + 1):
-            t0 = time.perf_counter()
-            train_step(step, False)
-            common.sync(torch, device)
-            compute_seconds.append(time.perf_counter() - t0)
-        compute_seconds = compute_seconds[1:]  # the first warms the no_sync path up
-    dist.barrier()
-    dist.destroy_process_group()
+    timing = common.run_steps(torch, dist, device, rank, args, train_step, print_every=10)
     if rank == 0:
         params = sum(p.numel() for p in net.parameters())
-        tail = losses[-10:]
-        summary = {"model": "ddp", "final_loss": losses[-1], "mean_last10": sum(tail) / len(tail),
-                   "first_loss": losses[0], "steps": args.steps, "world": world, "backend": args.backend,
-                   "seconds": seconds, "parameters": params}
-        summary.update(common.step_stats(step_seconds, args.warmup_steps))
-        compute_ms = 1e3 * sum(compute_seconds) / len(compute_seconds) if compute_seconds else None
-        summary["compute_step_ms"] = compute_ms
-        summary["comm_share"] = common.comm_share(summary["mean_step_ms"], compute_ms)
-        summary["sent_bytes_per_step"] = 2 * (world - 1) * (4 * params + 4) // world
-        if args.label:
-            summary["label"] = args.label
-        print(json.dumps(summary), flush=True)
-        print(f"FINAL_LOSS {summary['mean_last10']:.6f}", flush=True)
+        summary = {"model": "ddp", "world": world, "parameters": params}
+        common.report(summary, timing, args, 2 * (world - 1) * (4 * params + 4) // world)
     return 0
 
 

@@ -22,9 +22,7 @@ Without torch or a CUDA device (backend nccl) it prints "SKIP: <reason>" and exi
 Start it through launch.sh (or torchrun): it reads RANK, WORLD_SIZE, MASTER_ADDR/PORT.
 """
 import argparse
-import json
 import sys
-import time
 
 import common
 
@@ -132,11 +130,6 @@ def main():
     loss_fn = torch.nn.BCEWithLogitsLoss()
     li, lj = torch.triu_indices(args.tables + 1, args.tables + 1, offset=1, device=device)
     batches = Batches(torch, args)
-    log = open(args.log, "w") if args.log and rank == 0 else None
-    if log:
-        log.write("step,loss\n")
-    losses, step_seconds = [], []
-
     # Every step's batch is made (and moved to the device) before the clock starts, so the
     # step time is the model's compute and communication, not the data generator's.
     data = [tuple(t.to(device) for t in batches.get(s)) for s in range(args.steps + args.compute_steps + 1)]
@@ -181,47 +174,14 @@ def main():
         dist.all_reduce(global_loss)
         return float(global_loss) / world  # float() waits for the device: the step is done
 
-    t_start = time.perf_counter()
-    for step in range(args.steps):
-        t0 = time.perf_counter()
-        value = train_step(step, True)
-        step_seconds.append(time.perf_counter() - t0)
-        losses.append(value)
-        if log:
-            log.write(f"{step},{value:.6f}\n")
-        if rank == 0 and (step % 20 == 0 or step == args.steps - 1):
-            print(f"step {step:4d} loss {value:.5f}", flush=True)
-    seconds = time.perf_counter() - t_start
-    if log:
-        log.close()
-    compute_seconds = []
-    if args.compute_steps:
-        dist.barrier()
-        for step in range(args.steps, args.steps + args.compute_steps + 1):
-            t0 = time.perf_counter()
-            train_step(step, False)
-            common.sync(torch, device)
-            compute_seconds.append(time.perf_counter() - t0)
-        compute_seconds = compute_seconds[1:]  # the first warms the stand-ins up
-    dist.barrier()
-    dist.destroy_process_group()
+    timing = common.run_steps(torch, dist, device, rank, args, train_step, print_every=20)
     if rank == 0:
-        tail = losses[-10:]
-        summary = {"model": "dlrm", "final_loss": losses[-1], "mean_last10": sum(tail) / len(tail),
-                   "steps": args.steps, "world": world, "backend": args.backend, "seconds": seconds}
-        summary.update(common.step_stats(step_seconds, args.warmup_steps))
-        compute_ms = 1e3 * sum(compute_seconds) / len(compute_seconds) if compute_seconds else None
-        summary["compute_step_ms"] = compute_ms
-        summary["comm_share"] = common.comm_share(summary["mean_step_ms"], compute_ms)
         # Forward and backward all-to-all (the share for other ranks), the ring all-reduce of
         # the dense gradients and of the loss: bytes each rank sends per step, raw.
         a2a = 2 * args.batch * local_t * d * 4 * (world - 1) // world
         dense_bytes = 4 * sum(p.numel() for p in dense_params)
-        summary["sent_bytes_per_step"] = a2a + 2 * (world - 1) * (dense_bytes + 4) // world
-        if args.label:
-            summary["label"] = args.label
-        print(json.dumps(summary), flush=True)
-        print(f"FINAL_LOSS {summary['mean_last10']:.6f}", flush=True)
+        sent = a2a + 2 * (world - 1) * (dense_bytes + 4) // world
+        common.report({"model": "dlrm", "world": world}, timing, args, sent)
     return 0
 
 

@@ -26,7 +26,10 @@
 # --dry-run prints each rank's environment and command instead of starting it.
 # train options: --rates "1 10" (Gbit/s per connection); --models "dlrm ddp"; --train-steps N
 # (60); --channels N (1): NCCL_MAX_NCHANNELS and NCCL_NCHANNELS_PER_NET_PEER, so the link
-# between two ranks is N connections each way, N x the rate. The DLRM's losses must agree
+# between two ranks is N connections each way, N x the rate; --route collnet: the DDP model's
+# compressed arm all-reduces on Squeeze's collective network (NCCL_COLLNET_ENABLE=1,
+# NCCL_ALGO=Ring;AllReduce:CollNetChain) with perf/collective/policies/collnet-threshold.json
+# (top 1% with error feedback, ranks bit-identical), against the raw ring. The DLRM's losses must agree
 # within --tolerance; the DDP model's compressed gradients (top 1% with error feedback) change
 # its path, so it must learn (last 10 steps below 90% of its first loss) and the gap is reported.
 # Exit: 0 pass, 1 fail, 2 usage, 77 skipped (no torch, or no CUDA device for NCCL, or train
@@ -35,44 +38,41 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 N=2 GPUS=0 BUILD=$SRC/build PLUGIN="" PY=python3 OUT="" STEPS=200 TOL=0.01 TIMEOUT=600 IFNAME=lo BACKEND=nccl
-DRY=0 USER_ENV=() RUN_ENV=() RATES="1 10" MODELS="dlrm ddp" TRAIN_STEPS=60 CHANNELS=1
+DRY=0 USER_ENV=() RUN_ENV=() RATES="1 10" MODELS="dlrm ddp" TRAIN_STEPS=60 CHANNELS=1 ROUTE=ring
 
 die() { echo "launch.sh: $*" >&2; exit 2; }
+# shellcheck source=../launch_lib.sh
+source "$HERE/../launch_lib.sh"
 while [[ $# -gt 0 ]]; do
+  launch_option "$@"
+  if ((LAUNCH_SHIFT)); then shift "$LAUNCH_SHIFT"; continue; fi
   case $1 in
-    -n) N=$2; shift 2 ;;
-    --gpus) GPUS=$2; shift 2 ;;
-    --build) BUILD=$2; shift 2 ;;
-    --plugin) PLUGIN=$2; shift 2 ;;
-    --python) PY=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
+    --steps | --tolerance | --backend | --rates | --models | --train-steps | --channels | --route)
+      [[ $# -ge 2 ]] || die "$1 needs a value" ;;
+  esac
+  case $1 in
     --steps) STEPS=$2; shift 2 ;;
     --tolerance) TOL=$2; shift 2 ;;
-    --timeout) TIMEOUT=$2; shift 2 ;;
-    --ifname) IFNAME=$2; shift 2 ;;
     --backend) BACKEND=$2; shift 2 ;;
-    --env) [[ ${2:-} =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env needs VAR=VALUE, got '${2:-}'"
-           USER_ENV+=("$2"); shift 2 ;;
-    --dry-run) DRY=1; shift ;;
     --rates) RATES=$2; shift 2 ;;
     --models) MODELS=$2; shift 2 ;;
     --train-steps) TRAIN_STEPS=$2; shift 2 ;;
     --channels) CHANNELS=$2; shift 2 ;;
-    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
+    --route) ROUTE=$2; shift 2 ;;
     -*) die "unknown option $1" ;;
     *) break ;;
   esac
 done
 [[ $# -ge 1 ]] || die "give a command: collectives, dlrm, all, train or run (see --help)"
 CMD=$1; shift
-[[ $N =~ ^[0-9]+$ && $N -ge 2 ]] || die "-n must be a number >= 2"
+launch_check_common
 [[ $BACKEND == nccl || $BACKEND == gloo ]] || die "--backend must be nccl or gloo"
 [[ $TRAIN_STEPS =~ ^[0-9]+$ && $TRAIN_STEPS -ge 12 ]] || die "--train-steps must be a number >= 12"
 [[ $CHANNELS =~ ^[0-9]+$ && $CHANNELS -ge 1 ]] || die "--channels must be a number >= 1"
+[[ $ROUTE == ring || $ROUTE == collnet ]] || die "--route must be ring or collnet"
 for r in $RATES; do [[ $r =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ $r != 0 && $r != 0.0 ]] || die "--rates: '$r' is not a positive rate in Gbit/s"; done
 [[ -n ${RATES// /} ]] || die "--rates is empty"
 for m in $MODELS; do [[ $m == dlrm || $m == ddp ]] || die "--models: '$m' is not dlrm or ddp"; done
-IFS=, read -r -a GPU_LIST <<<"$GPUS"
 
 # Skip cleanly where the scripts cannot run (a dry run starts nothing, so it needs nothing).
 if ((DRY)); then
@@ -97,32 +97,24 @@ case $? in
 esac
 fi
 
-[[ -n $PLUGIN ]] || PLUGIN=$BUILD/plugin/libnccl-net-squeeze.so
-if [[ $BACKEND == nccl ]] && ((!DRY)); then
-  [[ -f $PLUGIN ]] || die "no plugin at $PLUGIN (build nccl-net-squeeze, or pass --build DIR / --plugin PATH)"
-  PLUGIN=$(cd "$(dirname "$PLUGIN")" && pwd)/$(basename "$PLUGIN")
-fi
+launch_plugin "$([[ $BACKEND == nccl ]] && echo 1 || echo 0)"
 [[ -n $OUT ]] || OUT=$(mktemp -d /tmp/squeeze-torch.XXXXXX)
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 SUMMARY=$OUT/summary.jsonl
 
-free_port() { ((DRY)) && { echo 29500; return; }; "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 # rank_env <rank> <policy file | "socket"> <stats dir>: the assignments for `env`.
 rank_env() {
-  local r=$1 policy=$2 dir=$3 gpu=${GPU_LIST[$(( $1 % ${#GPU_LIST[@]} ))]}
+  local r=$1 policy=$2 dir=$3
   ENV=(RANK=$r WORLD_SIZE=$N LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT
        PYTHONUNBUFFERED=1 PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}")
   if [[ $BACKEND == gloo ]]; then ENV+=(CUDA_VISIBLE_DEVICES=); return; fi
-  ENV+=(CUDA_VISIBLE_DEVICES=$gpu NCCL_HOSTID=squeeze-torch-$$-rank$r NCCL_SOCKET_IFNAME=$IFNAME
-        NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1} NCCL_P2P_DISABLE=${NCCL_P2P_DISABLE:-1}
-        NCCL_SHM_DISABLE=${NCCL_SHM_DISABLE:-1} NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0})
+  ENV+=(CUDA_VISIBLE_DEVICES=$(gpu_of "$r"))
+  nccl_own_host_env "squeeze-torch-$$-rank$r"
   if [[ $policy == socket ]]; then
     ENV+=(NCCL_NET=Socket NCCL_NET_PLUGIN=none)
   else
-    ENV+=(NCCL_NET=Squeeze NCCL_NET_PLUGIN=$PLUGIN NCCL_NET_PLUGIN_REF_COUNT=1 SQUEEZE_POLICY=$policy
-          SQUEEZE_STATS=$dir/stats.json SQUEEZE_RANK=$r SQUEEZE_SOCKET_IFNAME=$IFNAME
-          "${USER_ENV[@]}" "${RUN_ENV[@]}")
+    squeeze_env "$policy" "$dir/stats.json" "$r"
+    ENV+=("${RUN_ENV[@]}")
   fi
 }
 
@@ -132,7 +124,7 @@ rank_env() {
 launch() {
   local tag=$1 policy=$2 dir=$OUT/$1; shift 2
   mkdir -p "$dir"; rm -f "$dir"/stats*.json
-  PORT=$(free_port)
+  PORT=$(launch_free_port)
   echo "=== $tag: $N ranks, $([[ $BACKEND == gloo ]] && echo "gloo" || { [[ $policy == socket ]] && echo "NCCL_NET=Socket" || echo "NCCL_NET=Squeeze, SQUEEZE_POLICY=$policy${USER_ENV[*]:+, ${USER_ENV[*]}}${RUN_ENV[*]:+, ${RUN_ENV[*]}}"; })"
   local pids=() r
   if ((DRY)); then
@@ -151,52 +143,14 @@ launch() {
     fi
     pids+=($!)
   done
-  local worst=0 stopping=0 alive rc p
-  while :; do
-    alive=0
-    for i in "${!pids[@]}"; do
-      p=${pids[$i]}; [[ $p == done ]] && continue
-      if kill -0 "$p" 2>/dev/null; then alive=1; continue; fi
-      wait "$p"; rc=$?; pids[$i]=done
-      ((rc == 0 || stopping)) && continue
-      # The first rank to fail (or skip) decides; the others would wait for it forever.
-      worst=$rc stopping=1
-      if ((rc != 77)); then
-        echo "launch.sh: $tag: rank $i exited $rc; stopping the others (log: $dir/rank$i.log)" >&2
-        tail -n 20 "$dir/rank$i.log" >&2
-      fi
-      for q in "${pids[@]}"; do [[ $q != done ]] && kill "$q" 2>/dev/null; done
-    done
-    ((alive)) || break
-    sleep 0.2
-  done
+  launch_wait "$tag" "$dir/rank%d.log" "${pids[@]}"
+  local worst=$?
   sleep 0.2  # let tee flush rank 0's last lines
   return "$worst"
 }
 
 # The plugin's own statistics for one launch: bytes handed to it, on the wire, by collective.
-stats_line() {
-  "$PY" - "$OUT/$1" <<'PYEOF'
-import glob, json, sys
-handed = wire = 0
-per = {}
-for f in sorted(glob.glob(sys.argv[1] + "/stats*.json")):
-    doc = json.load(open(f))
-    t = doc.get("totals", {})
-    handed += t.get("bytes_in", 0) + t.get("raw_bytes", 0)
-    wire += t.get("bytes_out", 0) + t.get("raw_bytes", 0)
-    for rule in doc.get("rules", []):
-        for coll, c in rule.get("collectives", {}).items():
-            k = f"{rule['name']}/{coll}"
-            e = per.setdefault(k, [0, 0, 0])
-            e[0] += c.get("bytes_in", 0); e[1] += c.get("bytes_out", 0); e[2] += c.get("raw_bytes", 0)
-if not handed:
-    print("plugin stats: none written (socket run, or the plugin carried nothing)")
-else:
-    parts = ", ".join(f"{k}: {v[0] + v[2]} B -> {v[1] + v[2]} B" for k, v in per.items())
-    print(f"plugin stats: {handed} B handed, {wire} B on the wire, ratio {handed / max(wire, 1):.2f} ({parts})")
-PYEOF
-}
+stats_line() { plugin_stats_line "$OUT/$1"; }
 
 policy_of() { [[ $1 == socket ]] && echo socket || echo "$1"; }
 
@@ -308,22 +262,31 @@ run_train() {
     echo "SKIP: $PLUGIN does not know SQUEEZE_MAX_RATE (per-connection TCP pacing); uncapped, the loopback is no slow link"
     return 77
   fi
-  local failed=0 m rate variant policy cpolicy script tol tag rc curves margs
+  local failed=0 m rate variant policy cpolicy script tol tag rc curves margs route_env
   for m in $MODELS; do
+    route_env=()
     if [[ $m == dlrm ]]; then
       # 8 tables of 64 floats for 16384 samples: 16 MiB of pooled embeddings each way per step.
       script=$HERE/dlrm_tiny.py cpolicy=$HERE/dlrm-quantize.json tol=$TOL margs=(--batch 16384)
     else
       # 3.4 M float32 parameters: 13.6 MiB of gradients all-reduced per step.
       script=$HERE/ddp_train.py cpolicy=$SRC/config/dp-allreduce.json tol=learns margs=()
+      if [[ $ROUTE == collnet ]]; then
+        # Every rank is a node of its own (NCCL_HOSTID), so two ranks pass CollNet's node
+        # threshold; all-reduce may only take CollNetChain, so NCCL fails rather than ring.
+        cpolicy=$SRC/perf/collective/policies/collnet-threshold.json
+        route_env=(NCCL_COLLNET_ENABLE=1 "NCCL_ALGO=Ring;AllReduce:CollNetChain")
+      fi
     fi
     curves=()
     for rate in $RATES; do
       for variant in raw compressed; do
         [[ $variant == raw ]] && policy=$SRC/config/off.json || policy=$cpolicy
         tag=train-$m-${rate}g-$variant
+        [[ ${#route_env[@]} -gt 0 ]] && tag=train-$m-collnet-${rate}g-$variant
         RUN_ENV=(SQUEEZE_MAX_RATE=$rate SQUEEZE_TRANSPORT=tcp NCCL_MAX_NCHANNELS=$CHANNELS
                  NCCL_NCHANNELS_PER_NET_PEER=$CHANNELS)
+        [[ $variant == compressed ]] && RUN_ENV+=("${route_env[@]}")
         launch "$tag" "$policy" "$script" --backend "$BACKEND" --steps "$TRAIN_STEPS" --warmup-steps 5 \
           --compute-steps 10 --log "$OUT/$tag.csv" --label "$tag" "${margs[@]}"
         rc=$?
@@ -336,7 +299,10 @@ run_train() {
         curves+=("$variant ${rate} Gbit/s=$OUT/$tag.csv")
       done
       ((DRY)) && continue
-      train_compare "$m" "$rate" "$OUT/train-$m-${rate}g-raw.json" "$OUT/train-$m-${rate}g-compressed.json" \
+      local model=$m
+      [[ ${#route_env[@]} -gt 0 ]] && model=$m-collnet
+      train_compare "$model" "$rate" "$OUT/train-$model-${rate}g-raw.json" \
+        "$OUT/train-$model-${rate}g-compressed.json" \
         "$tol" "$(basename "$cpolicy")" || failed=1
     done
     ((DRY)) || "$PY" "$HERE/plot_loss.py" --title "$m: raw vs compressed on capped links (SQUEEZE_MAX_RATE)" \

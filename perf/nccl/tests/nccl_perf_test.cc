@@ -16,6 +16,7 @@
 #include "perf/collective/data.h"
 #include "perf/nccl/options.h"
 #include "perf/nccl/paths.h"
+#include "perf/nccl/rank_env.h"
 #include "perf/nccl/report.h"
 #include "perf/nccl/run_files.h"
 #include "plugin/policy/policy_load.h"
@@ -118,6 +119,70 @@ TEST(Options, BadValuesExitTwoWithOneLine) {
   EXPECT_EXIT(parse({"-N", "1"}), ::testing::ExitedWithCode(2),
               "-N '1': expected an integer from 2 to 64");
   EXPECT_EXIT(parse({"--bogus"}), ::testing::ExitedWithCode(2), "unknown option '--bogus'");
+}
+
+TEST(Options, RouteCollNetReachesTheRanksAndRefusesProd) {
+  Options o = parse({"--route", "collnet", "--collective", "allreduce", "-o", "max"});
+  EXPECT_TRUE(o.collnet);
+  EXPECT_EQ(o.work_args, (std::vector<std::string>{"--route", "collnet", "--collective",
+                                                   "allreduce", "-o", "max"}))
+      << "each rank states the collective network's bound, so it must know the route";
+  EXPECT_FALSE(parse({}).collnet) << "the ring is the default";
+  EXPECT_EXIT(parse({"--route", "collnet", "-o", "prod"}), ::testing::ExitedWithCode(2),
+              "--route collnet: the collective network reduces sum, avg, min and max, not prod");
+  EXPECT_EXIT(parse({"--route", "tree"}), ::testing::ExitedWithCode(2),
+              "--route 'tree': expected one of ring or collnet");
+}
+
+const char* no_env(const char*) { return nullptr; }
+const char* user_algo(const char* k) { return std::strcmp(k, "NCCL_ALGO") == 0 ? "Tree" : nullptr; }
+
+TEST(RankEnv, CollNetRouteTurnsCollNetOnForPluginModesOnly) {
+  Options o;
+  o.collnet = true;
+  const Mode plugin{"raw", false, std::string(SQUEEZE_SOURCE_DIR) + "/config/off.json"};
+  const Mode socket{"socket", true, ""};
+  auto env = mode_env(o, plugin, "/p.so", "/run", 1, 42, no_env);
+  EXPECT_EQ(env["NCCL_COLLNET_ENABLE"], "1");
+  EXPECT_EQ(env["NCCL_ALGO"], kCollNetAlgo);
+  EXPECT_EQ(env["NCCL_NET"], "Squeeze");
+  EXPECT_EQ(env["NCCL_HOSTID"], "squeeze-nccl-perf-42-rank1") << "every rank a node of its own";
+  env = mode_env(o, socket, "/p.so", "/run", 1, 42, no_env);
+  EXPECT_EQ(env["NCCL_COLLNET_ENABLE"], "0") << "NCCL's Socket transport has no CollNet";
+  EXPECT_EQ(env["NCCL_ALGO"], "Ring");
+  o.collnet = false;
+  env = mode_env(o, plugin, "/p.so", "/run", 0, 42, no_env);
+  EXPECT_EQ(env["NCCL_COLLNET_ENABLE"], "0");
+  EXPECT_EQ(env["NCCL_ALGO"], "Ring");
+  o.collnet = true;
+  env = mode_env(o, plugin, "/p.so", "/run", 0, 42, user_algo);
+  EXPECT_EQ(env["NCCL_ALGO"], "Tree") << "the user's NCCL_ALGO wins";
+}
+
+TEST(Report, ACollNetRowTheCollectiveNetworkDidNotCarryFailsTheCheck) {
+  Row r;
+  r.mode = "raw";
+  r.collective = "allreduce";
+  r.bytes = 1 << 20;
+  r.route = "collnet";
+  r.have_ratio = true;
+  r.handed = 2u << 20;
+  r.wire = 2u << 20;
+  r.collnet_handed = 0;
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(row_passes(r));
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("NCCL did not use CollNet"),
+            std::string::npos);
+  r.collnet_handed = r.handed;
+  EXPECT_TRUE(row_passes(r));
+  RunInfo info;
+  Row back;
+  ASSERT_TRUE(parse_row_json(row_json(r, info), &back));
+  EXPECT_EQ(back.route, "collnet");
+  EXPECT_EQ(back.collnet_handed, r.collnet_handed);
+  r.route = "ring";
+  r.collnet_handed = 0;
+  EXPECT_TRUE(row_passes(r)) << "the ring needs no CollNet bytes";
 }
 
 TEST(Options, CollectiveChoiceIsSharedWithSqueezePerf) {
