@@ -88,10 +88,9 @@ pinned() { local c=$1; shift; if [[ -n $c ]]; then exec taskset -c "$c" "$@"; el
 off_policy=$root/config/off.json
 [[ -r $off_policy ]] || die "$off_policy is missing (the raw run's policy)"
 
-# Unique names, so two runs (or a leftover) never collide; veth names stay under 15 chars.
-tag=$$
-ns_a=sqz-a-$tag; ns_b=sqz-b-$tag; if_a=sqza$tag; if_b=sqzb$tag
-addr_a=198.18.0.1; addr_b=198.18.0.2; port=29517
+# Unique names (perf/netns_pair.sh: the pid in each), so two runs (or a leftover) never collide.
+source "$here/netns_pair.sh"
+port=29517
 work=$(mktemp -d /tmp/squeeze-link-emu.XXXXXX)
 pids=()
 
@@ -100,9 +99,7 @@ cleanup() {
   trap - EXIT INT TERM
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$ns_a" 2>/dev/null || true   # deleting a namespace deletes its veth end (and the pair)
-  ip netns del "$ns_b" 2>/dev/null || true
-  ip link del "$if_a" 2>/dev/null || true    # in case we stopped before moving it
+  netns_pair_remove
   rm -rf "$work"
   exit "$rc"
 }
@@ -110,35 +107,18 @@ trap cleanup EXIT
 trap 'echo "link_emu.sh: interrupted, cleaning up" >&2; exit 130' INT
 trap 'echo "link_emu.sh: terminated, cleaning up" >&2; exit 143' TERM
 
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "$if_a" type veth peer name "$if_b"
-ip link set "$if_a" netns "$ns_a"
-ip link set "$if_b" netns "$ns_b"
-ip -n "$ns_a" addr add $addr_a/30 dev "$if_a"
-ip -n "$ns_b" addr add $addr_b/30 dev "$if_b"
-for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
-ip -n "$ns_a" link set "$if_a" up
-ip -n "$ns_b" link set "$if_b" up
+netns_pair_create sqz 198.18.0.1 198.18.0.2
 
-# tbf on the egress of both ends, so both directions are shaped. burst: 1 ms at line rate
-# (at least 64 KiB, so one TSO segment passes without being split); latency: how long a
-# packet may queue (--latency, default 20ms) before tbf drops it.
-shape() {
-  local gbit=$1 burst
-  burst=$(python3 -c "print(max(65536, int($gbit * 1e9 / 8 * 1e-3)))")
-  for side in "$ns_a $if_a" "$ns_b $if_b"; do
-    set -- $side
-    tc -n "$1" qdisc replace dev "$2" root tbf rate "${gbit}gbit" burst "$burst" latency "$latency"
-  done
-  echo "$burst"
-}
+# tbf on the egress of both ends, so both directions are shaped (perf/netns_pair.sh: burst 1 ms
+# at line rate, at least 64 KiB; --latency, default 20ms, how long a packet may queue before
+# tbf drops it). Prints the burst.
+shape() { netns_pair_shape "$1" "$latency"; }
 
 # run_pair <label> <policy or ""> <out.jsonl> <squeeze-perf args...>: one rank per namespace.
 # An empty policy means the plugin's built-in default (SQUEEZE_POLICY unset).
 run_pair() {
   local label=$1 pol=$2 out=$3; shift 3
-  local common=(--nranks 2 --rendezvous $addr_a:$port --json --label "$label" --timeout 60 "$@")
+  local common=(--nranks 2 --rendezvous "$addr_a:$port" --json --label "$label" --timeout 60 "$@")
   # The plugin's statistics (the ratio) go under $work, which cleanup removes even when the
   # ranks are killed; SQUEEZE_RANK names each rank's file.
   export SQUEEZE_STATS=$work/stats.json

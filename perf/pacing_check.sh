@@ -4,7 +4,8 @@
 #   pacing-lo:    loopback, SQUEEZE_MAX_RATE=<rate> (the kernel's TCP pacing, no qdisc)
 #   pacing-veth:  a veth pair between two network namespaces, SQUEEZE_MAX_RATE=<rate>
 #   tbf-veth:     the same veth pair shaped with tc tbf at <rate> (as perf/link_emu.sh shapes it:
-#                 burst 1 ms at line rate, at least 64 KiB; latency 20ms), no pacing
+#                 burst 1 ms at line rate, at least 64 KiB; latency 20ms: perf/netns_pair.sh),
+#                 no pacing
 # and prints the achieved Gbit/s and its ratio to the rate asked. Extra environment (for
 # example SQUEEZE_NSOCKS_PERTHREAD=4 SQUEEZE_SOCKET_NTHREADS=1) applies to every run.
 # Needs root, ip and tc. Everything it creates is removed on exit.
@@ -30,44 +31,19 @@ die() { echo "pacing_check.sh: $*" >&2; exit 2; }
 command -v ip >/dev/null && command -v tc >/dev/null || die "needs ip and tc (iproute2)"
 [[ -x $bench ]] || die "$bench not found: cmake --build build --target squeeze-transport-bench"
 
-tag=$$
-ns_a=sqp-a-$tag; ns_b=sqp-b-$tag; if_a=sqpa$tag; if_b=sqpb$tag
-addr_a=198.18.1.1; addr_b=198.18.1.2
+source "$here/netns_pair.sh"
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  ip netns del "$ns_a" 2>/dev/null || true
-  ip netns del "$ns_b" 2>/dev/null || true
-  ip link del "$if_a" 2>/dev/null || true
+  netns_pair_remove
   exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "$if_a" type veth peer name "$if_b"
-ip link set "$if_a" netns "$ns_a"
-ip link set "$if_b" netns "$ns_b"
-ip -n "$ns_a" addr add $addr_a/30 dev "$if_a"
-ip -n "$ns_b" addr add $addr_b/30 dev "$if_b"
-for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
-ip -n "$ns_a" link set "$if_a" up
-ip -n "$ns_b" link set "$if_b" up
+netns_pair_create sqp 198.18.1.1 198.18.1.2
+shape() { netns_pair_shape "$1" >/dev/null; }  # shape <gbit>|off
 
-shape() {  # shape <gbit>|off
-  local gbit=$1
-  for side in "$ns_a $if_a" "$ns_b $if_b"; do
-    set -- $side
-    if [[ $gbit == off ]]; then
-      tc -n "$1" qdisc del dev "$2" root 2>/dev/null || true
-    else
-      local burst
-      burst=$(python3 -c "print(max(65536, int($gbit * 1e9 / 8 * 1e-3)))")
-      tc -n "$1" qdisc replace dev "$2" root tbf rate "${gbit}gbit" burst "$burst" latency 20ms
-    fi
-  done
-}
 # measure <label> <gbit asked> <env...> -- <bench args>: prints one row
 measure() {
   local label=$1 asked=$2; shift 2
@@ -91,10 +67,10 @@ for ((round = 1; round <= rounds; round++)); do
     measure pacing-lo "$gbit" SQUEEZE_MAX_RATE=$gbit -- "$bench" --ifname lo
     shape off
     measure pacing-veth "$gbit" SQUEEZE_MAX_RATE=$gbit -- ip netns exec "$ns_a" "$bench" --ifname "$if_a" \
-      --peer-netns "$ns_b" --peer-ifname "$if_b" --socket-addr $addr_a
+      --peer-netns "$ns_b" --peer-ifname "$if_b" --socket-addr "$addr_a"
     shape "$gbit"
     measure tbf-veth "$gbit" SQUEEZE_MAX_RATE=0 -- ip netns exec "$ns_a" "$bench" --ifname "$if_a" \
-      --peer-netns "$ns_b" --peer-ifname "$if_b" --socket-addr $addr_a
+      --peer-netns "$ns_b" --peer-ifname "$if_b" --socket-addr "$addr_a"
     shape off
   done
 done

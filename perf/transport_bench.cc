@@ -1,9 +1,12 @@
 // squeeze-transport-bench: two processes, sizes 8 B .. 64 MiB, through the plugin's v11
 // ABI (as NCCL's proxy drives it, 8 requests in flight) and, in the same run, through a
-// plain blocking TCP socket as the reference. Prints a table, or JSON lines with --json.
+// plain blocking TCP socket as the reference, and through N plain blocking sockets in
+// parallel (one thread each, every message cut across them as the plugin's multi-stream TCP
+// cuts it; N defaults to the plugin's data-socket count for the run). Prints a table, or JSON
+// lines with --json.
 //
-//   squeeze-transport-bench [-b BYTES] [-e BYTES] [--reps N] [--ifname lo] [--json]
-//                           [--plugin PATH] [--policy FILE]    (--help lists them)
+//   squeeze-transport-bench [-b BYTES] [-e BYTES] [--reps N] [--sockets N] [--ifname lo]
+//                           [--json] [--plugin PATH] [--policy FILE]    (--help lists them)
 //                           [--peer-netns NS --peer-ifname IF --socket-addr ADDR]
 // The policy defaults to config/off.json: this measures the transport and the per-message
 // metadata path (describe + decide), with every message raw. With --peer-netns the second
@@ -19,16 +22,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "perf/common/cli_args.h"
 #include "perf/plugin_net.h"
+#include "plugin/engine/transport_options.h"
 #include "plugin/params/params.h"
+#include "transport/tcp/stream_layout.h"
 
 namespace {
 
@@ -46,6 +53,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::size_t min = 8, max = 64u << 20;
   int reps = 3;
+  int sockets = 0;  // plain sockets in parallel; 0: the plugin's data sockets for this run
   std::string ifname = "lo";
   bool json = false;
   std::string plugin = SQUEEZE_PLUGIN_PATH;
@@ -93,7 +101,23 @@ struct Link {  // everything one side needs
   void* recv;  // from the peer
   int fd;      // plain socket to the peer
   std::vector<uint8_t> buf;
+  std::vector<int> fds;  // N plain sockets to the peer, driven in parallel
 };
+
+// The data sockets the plugin gives this run's connections: its TCP layout from the same
+// variables (SQUEEZE_NSOCKS_PERTHREAD, SQUEEZE_SOCKET_NTHREADS, their NCCL fallbacks, or auto
+// from the device's speed and the cores), at least 1. UCX and verbs have no data sockets.
+int plugin_data_sockets(PluginNet& net, int dev) {
+  const squeeze::params::Settings st = squeeze::params::Settings::from_env();
+  if (!st.ok()) return 1;  // the plugin refused to start already
+  const std::string& choice = st.text(squeeze::params::Id::kTransport);
+  if (choice == "ucx" || choice == "ib") return 1;
+  nccl_net_props_v11 p{};
+  PluginNet::check(net->getProperties(dev, &p), "getProperties");
+  const auto layout = squeeze::transport::tcp::choose_streams(
+      squeeze::plugin::transport_options(st).tcp, p.speed, squeeze::transport::tcp::usable_cores());
+  return std::max(1, layout.nsocks);
+}
 
 std::size_t bw_count(std::size_t size) {
   return std::clamp<std::size_t>((256u << 20) / std::max<std::size_t>(size, 1), 8, 20000);
@@ -134,6 +158,42 @@ double socket_bw(Link& l, std::size_t size, bool sender) {
   for (std::size_t i = 0; i < n; ++i)
     sender ? send_all(l.fd, l.buf.data(), size) : recv_all(l.fd, l.buf.data(), size);
   sender ? recv_all(l.fd, &ack, 1) : send_all(l.fd, &ack, 1);
+  return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) *
+         1e9;
+}
+
+// N plain blocking sockets, one thread each: every message is cut into parts as the plugin's
+// data sockets cut it (stream_layout.h: at most N parts of at least 64 KiB), each message
+// starting on the socket after the last one's, so small messages rotate over the sockets.
+double sockets_bw(Link& l, std::size_t size, bool sender) {
+  namespace tcp = squeeze::transport::tcp;
+  const std::size_t n = bw_count(size);
+  const int nsocks = static_cast<int>(l.fds.size());
+  uint8_t ack = 0;
+  std::atomic<bool> failed{false};
+  auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int k = 0; k < nsocks; ++k)
+    threads.emplace_back([&, k] {
+      try {
+        int next = 0;  // the socket this message's first part goes on
+        for (std::size_t m = 0; m < n && !failed; ++m) {
+          const int parts = tcp::part_count(size, nsocks);
+          for (int i = 0; i < parts; ++i) {
+            if ((next + i) % nsocks != k) continue;
+            const tcp::Part p = tcp::part_at(size, nsocks, i);
+            uint8_t* at = l.buf.data() + p.offset;
+            sender ? send_all(l.fds[k], at, p.bytes) : recv_all(l.fds[k], at, p.bytes);
+          }
+          next = (next + parts) % nsocks;
+        }
+      } catch (const std::exception&) {
+        failed = true;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  if (failed) throw std::runtime_error("parallel sockets: send or recv failed");
+  sender ? recv_all(l.fds[0], &ack, 1) : send_all(l.fds[0], &ack, 1);
   return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n * size) *
          1e9;
 }
@@ -186,7 +246,7 @@ int run(const Options& o) {
     throw std::runtime_error("--socket-addr " + o.socket_addr + " is not an IPv4 address");
   int ls = socket(AF_INET, SOCK_STREAM, 0);
   socklen_t alen = sizeof(a);
-  if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(ls, 4) != 0 ||
+  if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(ls, 128) != 0 ||
       getsockname(ls, reinterpret_cast<sockaddr*>(&a), &alen) != 0)
     throw std::runtime_error("reference socket setup failed on " + o.socket_addr);
 
@@ -228,18 +288,49 @@ int run(const Options& o) {
   PluginNet::check(net->listen(net.ctx(), dev, mine, &lcomm), "listen");
   write_all(chan, mine, sizeof mine);
   read_all(chan, theirs, sizeof theirs);
-  Link l{&net, nullptr, nullptr, -1, std::vector<uint8_t>(o.max, 0x5a)};
+  // The parallel sockets: as many as the sender's (the first process's) plugin connection has
+  // data sockets, unless --sockets says.
+  int32_t nsocks = 0;
+  if (parent) {
+    nsocks = o.sockets > 0 ? o.sockets : plugin_data_sockets(net, dev);
+    write_all(chan, &nsocks, sizeof nsocks);
+  } else {
+    read_all(chan, &nsocks, sizeof nsocks);
+  }
+  Link l{&net, nullptr, nullptr, -1, std::vector<uint8_t>(o.max, 0x5a), {}};
   int one = 1;
+  auto dial = [&] {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0)
+      throw std::runtime_error("socket connect");
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+  };
   if (parent) {
     l.send = net.connect(dev, theirs);
     l.recv = net.accept(lcomm);
     l.fd = accept(ls, nullptr, nullptr);
+    if (nsocks > 1) {
+      l.fds.assign(static_cast<std::size_t>(nsocks), -1);
+      for (int i = 0; i < nsocks; ++i) {  // each says which it is: accept order is no promise
+        int fd = accept(ls, nullptr, nullptr);
+        uint8_t idx = 0;
+        if (fd < 0) throw std::runtime_error("socket accept");
+        recv_all(fd, &idx, 1);
+        if (idx >= nsocks || l.fds[idx] >= 0) throw std::runtime_error("parallel socket index");
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        l.fds[idx] = fd;
+      }
+    }
   } else {
     l.recv = net.accept(lcomm);
     l.send = net.connect(dev, theirs);
-    l.fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (::connect(l.fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0)
-      throw std::runtime_error("socket connect");
+    l.fd = dial();
+    for (int i = 0; nsocks > 1 && i < nsocks; ++i) {
+      l.fds.push_back(dial());
+      const auto idx = static_cast<uint8_t>(i);
+      send_all(l.fds.back(), &idx, 1);
+    }
   }
   close(ls);
   setsockopt(l.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -247,36 +338,44 @@ int run(const Options& o) {
   if (parent && !o.json) {
     printf(
         "# squeeze-transport-bench: plugin (ncclNetPlugin_v11, 8 in flight, SQUEEZE_TRANSPORT=%s) "
-        "vs plain blocking TCP socket, %s%s%s, policy %s\n",
-        transport_choice(), o.ifname.c_str(), o.peer_netns.empty() ? "" : " to netns ",
-        o.peer_netns.c_str(), o.policy.c_str());
-    printf("%12s %12s %12s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s", "ratio",
-           "squeeze us", "socket us", "lat x");
+        "vs one plain blocking TCP socket and vs %d in parallel (one thread each, messages cut "
+        "as the plugin's data sockets cut them%s), %s%s%s, policy %s\n",
+        transport_choice(), nsocks,
+        o.sockets > 0 ? ", --sockets" : ": the plugin's data sockets for this run",
+        o.ifname.c_str(), o.peer_netns.empty() ? "" : " to netns ", o.peer_netns.c_str(),
+        o.policy.c_str());
+    const std::string par = std::to_string(nsocks) + " socks GB/s";
+    printf("%12s %12s %12s %8s %14s %8s %12s %12s %8s\n", "size(B)", "squeeze GB/s", "socket GB/s",
+           "ratio", par.c_str(), "ratio", "squeeze us", "socket us", "lat x");
   }
   for (std::size_t size : sizes) {
     double pbw = best(o.reps, [&] { return plugin_bw(l, size, parent); });
     double sbw = best(o.reps, [&] { return socket_bw(l, size, parent); });
+    // With one socket the parallel column is the plain socket itself: not measured twice.
+    double nbw = nsocks > 1 ? best(o.reps, [&] { return sockets_bw(l, size, parent); }) : sbw;
     double plat = -1, slat = -1;
     if (size <= (1u << 20)) {
       plat = best(o.reps, [&] { return plugin_lat(l, size, parent); });
       slat = best(o.reps, [&] { return socket_lat(l, size, parent); });
     }
     if (!parent) continue;
-    double p_gbps = 1.0 / pbw, s_gbps = 1.0 / sbw;  // ns/B -> GB/s
+    double p_gbps = 1.0 / pbw, s_gbps = 1.0 / sbw, n_gbps = 1.0 / nbw;  // ns/B -> GB/s
     if (!o.json)
-      printf("%12zu %12.3f %12.3f %8.3f %12.2f %12.2f %8.3f\n", size, p_gbps, s_gbps,
-             p_gbps / s_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
+      printf("%12zu %12.3f %12.3f %8.3f %14.3f %8.3f %12.2f %12.2f %8.3f\n", size, p_gbps, s_gbps,
+             p_gbps / s_gbps, n_gbps, p_gbps / n_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
     else
       printf(
           "{\"bench\":\"transport\",\"transport\":\"%s\",\"ifname\":\"%s\",\"size\":%zu,\"squeeze_"
           "GBps\":%.4f,"
-          "\"socket_GBps\":%.4f,\"bw_ratio\":%.4f,\"squeeze_lat_us\":%.3f,\"socket_lat_us\":%.3f,"
+          "\"socket_GBps\":%.4f,\"bw_ratio\":%.4f,\"sockets\":%d,\"sockets_GBps\":%.4f,"
+          "\"bw_ratio_sockets\":%.4f,\"squeeze_lat_us\":%.3f,\"socket_lat_us\":%.3f,"
           "\"lat_ratio\":%.4f}\n",
-          transport_choice(), o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, plat, slat,
-          plat > 0 ? plat / slat : 0.0);
+          transport_choice(), o.ifname.c_str(), size, p_gbps, s_gbps, p_gbps / s_gbps, nsocks,
+          n_gbps, p_gbps / n_gbps, plat, slat, plat > 0 ? plat / slat : 0.0);
     fflush(stdout);
   }
   close(l.fd);
+  for (int fd : l.fds) close(fd);
   PluginNet::check(net->closeSend(l.send), "closeSend");
   PluginNet::check(net->closeRecv(l.recv), "closeRecv");
   if (!parent) _exit(0);
@@ -292,11 +391,15 @@ int main(int argc, char** argv) {
   squeeze::perf::CliParser cli(
       "squeeze-transport-bench",
       "Two processes, 8 B to 64 MiB, through the plugin's ncclNetPlugin_v11 (8 requests in\n"
-      "flight, as NCCL's proxy) and, in the same run, through a plain blocking TCP socket.");
+      "flight, as NCCL's proxy) and, in the same run, through a plain blocking TCP socket and\n"
+      "through N plain blocking sockets in parallel, one thread each.");
   cli.section("Work")
       .bytes("-b,--min,--minbytes", &o.min, "smallest message; sizes step by 8x, plus 1 MiB")
       .bytes("-e,--max,--maxbytes", &o.max, "largest message")
       .integer("--reps", &o.reps, 1, 1000, "runs per size; the best is reported")
+      .integer("--sockets", &o.sockets, 0, squeeze::transport::tcp::kMaxDataStreams,
+               "plain sockets in parallel for the N-sockets column (0: as many as the plugin's "
+               "data sockets for this run, at least 1)")
       .text("--ifname", &o.ifname, "IF", "the plugin device (SQUEEZE_SOCKET_IFNAME unless set)")
       .text("--plugin", &o.plugin, "PATH", "the plugin library")
       .text("--policy", &o.policy, "FILE",

@@ -27,6 +27,8 @@ expect_usage_error "--data 'bogus': expected a name or the start of one of: embe
 expect_usage_error "unknown option '--sise'; did you mean --size?" "$codec" --sise 1M
 expect_usage_error "--min 'abc': expected a size in bytes" "$transport" --min abc
 expect_usage_error "--reps '0': expected an integer from 1 to 1000" "$transport" --reps 0
+expect_usage_error "--sockets '65': expected an integer from 0 to 64" "$transport" --sockets 65
+expect_usage_error "--sockets 'two': expected an integer from 0 to 64" "$transport" --sockets two
 expect_usage_error "-n '0': expected an integer from 1 to 100000" "$perf" -n 0
 expect_usage_error "-o 'xor': expected one of sum, prod, min, max or avg" "$perf" -o xor
 expect_usage_error "--route 'tree': expected one of ring or collnet" "$perf" --route tree

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <string>
 
 #include "plugin/log.h"
 
@@ -18,6 +19,12 @@ void transport_log(bool warn, const char* message) {
   } else {
     SQ_INFO(kSubsysNet, "%s", message);
   }
+}
+// "NCCL_SOCKET_NTHREADS=2": the variable that set an integer and its value, for the line each
+// TCP connection logs; "" when unset.
+std::string set_by(const params::Settings& st, Id id) {
+  if (!st.is_set(id)) return "";
+  return std::string(st.source(id)) + "=" + std::to_string(st.integer(id));
 }
 }  // namespace
 
@@ -38,6 +45,8 @@ transport::Options transport_options(const params::Settings& st) {
 
   o.tcp.nsocks_per_thread = st.integer_or(Id::kNsocksPerThread, transport::tcp::TcpOptions::kAuto);
   o.tcp.nthreads = st.integer_or(Id::kSocketNthreads, transport::tcp::TcpOptions::kAuto);
+  o.tcp.nsocks_per_thread_from = set_by(st, Id::kNsocksPerThread);
+  o.tcp.nthreads_from = set_by(st, Id::kSocketNthreads);
   o.tcp.max_rate_bps = st.number(Id::kMaxRate) * 1e9;
 
   o.ucx.library = st.text(Id::kUcxLibrary);

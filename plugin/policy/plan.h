@@ -28,7 +28,8 @@
 //   piece's place in its tensor (MessageMeta::collnet); where it is unknown the piece is coded
 //   without it (Plan::feedback_off), never with another piece's residual;
 // - data of unknown type is coded as words where the codec prefers it;
-// - on host memory the CPU codecs run only where they pay on the measured link (the gate);
+// - on host memory the CPU codecs run only where they pay on the measured link (the gate), and
+//   so does lossless coding on the GPU;
 // - a stream's error-bound schedule and row-dedupe gate.
 #pragma once
 
@@ -45,7 +46,7 @@ namespace squeeze::policy {
 enum class Path : uint8_t {
   kHost,       // host memory, CPU codecs (the pays gate judges them)
   kGpuStaged,  // GPU memory staged through the host, GPU codecs (a frame that is not smaller
-               // goes raw instead; the gate, which models the CPU pool, does not judge them)
+               // goes raw instead; the pays gate judges lossless coding here, not lossy)
   kDevice,     // GPU memory the CPU cannot read and nothing stages (GPUDirect): raw
   kCollNet,    // a piece of the collective network's all-reduce (MessageMeta::collnet says which
                // hop), in host memory, coded by the CPU codecs where the pays gate says so
@@ -71,7 +72,8 @@ class PlanHooks {
   // messages whose rule asks for row dedupe; the GPU codec always dedupes).
   virtual bool dedupe_open(const StreamKey& key) = 0;
   // Whether coding `bytes` with `codec` pays on this link now (the engine's pays controller;
-  // it may count the message). Asked for kHost messages only.
+  // it may count the message). Asked for kHost and kCollNet messages, and for kGpuStaged ones
+  // coded losslessly.
   virtual bool pays(compress::CodecId codec, uint64_t bytes) = 0;
 
  protected:

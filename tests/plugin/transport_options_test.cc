@@ -162,6 +162,18 @@ TEST(TransportOptions, NcclStreamVariablesStandInForUnsetSqueezeOnes) {
   EXPECT_EQ(o.tcp.nsocks_per_thread, transport::tcp::TcpOptions::kAuto);
 }
 
+// Each TCP connection logs where its socket and thread counts came from: the variable the
+// user set, with its value, or nothing (auto).
+TEST(TransportOptions, StreamCountsNameTheVariableThatSetThem) {
+  transport::Options o = transport_options(
+      from_map({{"NCCL_NSOCKS_PERTHREAD", "8"}, {"SQUEEZE_SOCKET_NTHREADS", "2"}}));
+  EXPECT_EQ(o.tcp.nsocks_per_thread_from, "NCCL_NSOCKS_PERTHREAD=8");
+  EXPECT_EQ(o.tcp.nthreads_from, "SQUEEZE_SOCKET_NTHREADS=2");
+  o = transport_options(from_map({{"NCCL_SOCKET_NTHREADS", "99"}}));
+  EXPECT_EQ(o.tcp.nthreads_from, "") << "a skipped NCCL value is auto";
+  EXPECT_EQ(o.tcp.nsocks_per_thread_from, "");
+}
+
 TEST(TransportOptions, BadStreamAndRateValuesAreErrorsThatNameThem) {
   const std::map<std::string, std::string> bad[] = {
       {{"SQUEEZE_NSOCKS_PERTHREAD", "0"}},  {{"SQUEEZE_NSOCKS_PERTHREAD", "65"}},

@@ -105,7 +105,7 @@ TEST(Plan, RawCausesAreNamed) {
   Plan plan = plan_message(*p, m, Path::kHost, true, &h);
   EXPECT_FALSE(plan.compress);
   EXPECT_EQ(plan.raw_cause, RawCause::kNotWorthIt);
-  // The gate models the CPU codecs: GPU-staged messages are not judged by it.
+  // A lossy rule on the GPU is coded as the rule says: the gate does not judge it.
   h.pays_asked = 0;
   EXPECT_TRUE(plan_message(*p, m, Path::kGpuStaged, true, &h).compress);
   EXPECT_EQ(h.pays_asked, 0);
@@ -116,6 +116,36 @@ TEST(Plan, RawCausesAreNamed) {
   m = msg(Collective::kAllToAll, DataType::kFloat32, 1 << 20);
   m.proto = Proto::kLL;
   EXPECT_EQ(plan_message(*p, m, Path::kHost, true, nullptr).raw_cause, RawCause::kProtocol);
+}
+
+// The default policy (lossless) costs nothing where coding does not pay: GPU-staged messages
+// coded losslessly ask the gate as host messages do, and go raw when it says no (issue 24).
+TEST(Plan, LosslessOnTheGpuGoesRawWhereItDoesNotPay) {
+  auto p = parse(R"({"version": 1, "rules": [], "default": {"codec": "lossless"}})");
+  MessageMeta m = msg(Collective::kAllReduce, DataType::kFloat32, 4 << 20);
+  Hooks h;
+  h.pays_answer = false;
+  Plan plan = plan_message(*p, m, Path::kGpuStaged, true, &h);
+  EXPECT_FALSE(plan.compress);
+  EXPECT_EQ(plan.raw_cause, RawCause::kNotWorthIt);
+  EXPECT_EQ(h.pays_asked, 1);
+  h.pays_answer = true;
+  EXPECT_TRUE(plan_message(*p, m, Path::kGpuStaged, true, &h).compress);
+  // A lossy rule's lossless fallback (final values of a bitwise all-reduce) is judged too.
+  auto q = parse(kQuantizeAllreduce);
+  m = msg(Collective::kAllReduce, DataType::kFloat32, 1 << 20);
+  m.nranks = 4;
+  m.algo = Algo::kRing;
+  m.step = 6;
+  h.pays_answer = false;
+  h.pays_asked = 0;
+  plan = plan_message(*q, m, Path::kGpuStaged, true, &h);
+  EXPECT_FALSE(plan.compress);
+  EXPECT_EQ(h.pays_asked, 1);
+  m.step = 0;  // a partial sum: lossy, not judged
+  h.pays_asked = 0;
+  EXPECT_TRUE(plan_message(*q, m, Path::kGpuStaged, true, &h).compress);
+  EXPECT_EQ(h.pays_asked, 0);
 }
 
 TEST(Plan, LosslessCodesUnknownDataAsWordsWhenTheyDivideIt) {

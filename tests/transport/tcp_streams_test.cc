@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "transport/socket/socket.h"
 #include "transport/tcp/stream_layout.h"
+#include "transport/tcp/stream_log.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace squeeze::transport::tcp {
@@ -53,9 +55,8 @@ struct Pair {
 
 // Connects a send comm to a receive comm over loopback, as NCCL does: connect() and accept()
 // called in turn until both return a comm.
-void connect_pair(const TcpOptions& o, Pair* p) {
-  p->transport = std::make_unique<TcpTransport>(std::vector<sock::Interface>{loopback()},
-                                                sock::SocketOptions{}, o);
+void connect_pair(const TcpOptions& o, Pair* p, const sock::SocketOptions& so = {}) {
+  p->transport = std::make_unique<TcpTransport>(std::vector<sock::Interface>{loopback()}, so, o);
   alignas(8) uint8_t handle[kHandleBytes] = {};
   ASSERT_TRUE(p->transport->listen(0, handle, &p->listener).ok());
   sockaddr_in addr;
@@ -350,6 +351,63 @@ TEST(Pacing, HoldsTheRate) {
   sender.join();
   const double gbit = 3.0 * static_cast<double>(out.size()) * 8 / s / 1e9;
   EXPECT_LT(gbit, 1.1) << "24 MiB took " << s << " s";
+}
+
+std::vector<std::string>& logged() {
+  static std::vector<std::string> lines;
+  return lines;
+}
+void capture(bool warn, const char* message) {
+  logged().push_back(std::string(warn ? "WARN " : "INFO ") + message);
+}
+
+// Each end logs one INFO line when the connection is made, with its data sockets and helper
+// threads and where the numbers came from.
+TEST(StreamLog, EachEndLogsItsStreamsOnce) {
+  TcpOptions o = layout(2, 2);
+  o.nsocks_per_thread_from = "NCCL_NSOCKS_PERTHREAD=2";
+  o.nthreads_from = "SQUEEZE_SOCKET_NTHREADS=2";
+  sock::SocketOptions so;
+  so.log = capture;
+  logged().clear();
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect_pair(o, &p, so));
+  ASSERT_EQ(logged().size(), 2u);
+  const std::string& to =
+      logged()[0].find("connection to") != std::string::npos ? logged()[0] : logged()[1];
+  const std::string& from = &to == &logged()[0] ? logged()[1] : logged()[0];
+  const std::string port = ":" + std::to_string(p.port);
+  EXPECT_EQ(to, "INFO TCP connection to 127.0.0.1" + port +
+                    ": 4 data sockets and a control socket, 2 helper threads; sockets per thread: "
+                    "NCCL_NSOCKS_PERTHREAD=2 (NCCL's variable), threads: "
+                    "SQUEEZE_SOCKET_NTHREADS=2");
+  EXPECT_EQ(from.rfind("INFO TCP connection from 127.0.0.1:", 0), 0u) << from;
+  EXPECT_NE(from.find(": 4 data sockets and a control socket, 2 helper threads, as the "
+                      "connecting end chose"),
+            std::string::npos)
+      << from;
+
+  logged().clear();
+  Pair single;
+  ASSERT_NO_FATAL_FAILURE(connect_pair(TcpOptions{}, &single, so));
+  ASSERT_EQ(logged().size(), 2u);
+  for (const std::string& line : logged())
+    EXPECT_NE(line.find(": one socket, no data sockets or helper threads"), std::string::npos)
+        << line;
+}
+
+TEST(StreamLog, AutoSaysWhatItSawAndMixedSaysBoth) {
+  const StreamLayout l = choose_streams(TcpOptions{}, 100000, 32);
+  EXPECT_EQ(connect_log_line("10.0.0.2:7000", l, TcpOptions{}, 100000, 32),
+            "TCP connection to 10.0.0.2:7000: 8 data sockets and a control socket, 8 helper "
+            "threads; sockets per thread: auto, threads: auto (auto: from the link speed and the "
+            "cores; link 100000 Mbit/s, 32 cores)");
+  TcpOptions mixed = layout(TcpOptions::kAuto, 0);
+  mixed.nthreads_from = "NCCL_SOCKET_NTHREADS=0";
+  EXPECT_EQ(connect_log_line("h:1", choose_streams(mixed, 0, 2), mixed, 0, 2),
+            "TCP connection to h:1: one socket, no data sockets or helper threads; sockets per "
+            "thread: auto, threads: NCCL_SOCKET_NTHREADS=0 (NCCL's variable) (auto: one socket "
+            "keeps up with this link or these cores; link speed unknown, 2 cores)");
 }
 
 TEST(StreamLayout, PartsCoverThePayloadExactly) {

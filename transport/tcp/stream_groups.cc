@@ -3,15 +3,17 @@
 #include <algorithm>
 
 #include "transport/tcp/stream_layout.h"
+#include "transport/tcp/stream_log.h"
 #include "transport/tcp/tcp_comm.h"
 
 namespace squeeze::transport::tcp {
 
 void StreamGroups::add(sock::Fd fd, const sock::SockAddr& peer, const uint8_t* hello,
-                       std::unique_ptr<RecvComm>* comm) {
+                       std::unique_ptr<RecvComm>* comm, std::string* made) {
   const StreamHello h = decode_stream_hello(hello);
   if (h.count == 1 && h.index == 0) {
     *comm = std::make_unique<TcpRecvComm>(std::move(fd), peer.str(), nullptr, stall_timeout_ms_);
+    if (made != nullptr) *made = accept_log_line(peer.str(), 0, 0);
     return;
   }
   // A multi-stream connection has a control socket and at least two data sockets.
@@ -40,6 +42,7 @@ void StreamGroups::add(sock::Fd fd, const sock::SockAddr& peer, const uint8_t* h
                              std::make_move_iterator(g.fds.end()));
   auto streams =
       std::make_unique<StreamSet>(StreamSet::Dir::kRecv, std::move(data), g.nthreads, g.peer.str());
+  if (made != nullptr) *made = accept_log_line(g.peer.str(), g.count - 1, g.nthreads);
   *comm = std::make_unique<TcpRecvComm>(std::move(g.fds[0]), g.peer.str(), std::move(streams),
                                         stall_timeout_ms_);
   waiting_.erase(it);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "transport/socket/socket.h"
@@ -22,9 +23,10 @@ class StreamGroups {
   // oldest (a sender that died halfway through connecting).
   static constexpr std::size_t kMaxWaiting = 64;
   // Takes an accepted socket with its whole hello. *comm gets the receive comm when this socket
-  // completes a connection; a socket whose stream fields make no sense is closed and dropped.
+  // completes a connection, and *made (if given) the line to log for it (stream_log.h); a
+  // socket whose stream fields make no sense is closed and dropped.
   void add(sock::Fd fd, const sock::SockAddr& peer, const uint8_t* hello,
-           std::unique_ptr<RecvComm>* comm);
+           std::unique_ptr<RecvComm>* comm, std::string* made = nullptr);
 
  private:
   struct Group {

@@ -5,6 +5,8 @@
 // environment.
 #pragma once
 
+#include <string>
+
 namespace squeeze::transport::tcp {
 
 struct TcpOptions {
@@ -14,6 +16,11 @@ struct TcpOptions {
   // connection is one socket driven by the thread that tests it, as before.
   int nsocks_per_thread = kAuto;
   int nthreads = kAuto;
+  // Where each of the two came from, for the line each connection logs: the variable and its
+  // value as the user set it ("SQUEEZE_SOCKET_NTHREADS=2", "NCCL_NSOCKS_PERTHREAD=4"); empty
+  // when unset (kAuto) or when nobody said (a tool or test that sets the numbers itself).
+  std::string nsocks_per_thread_from;
+  std::string nthreads_from;
   // Pacing cap of each connection in bits per second (SO_MAX_PACING_RATE, split across its
   // data sockets); 0: none.
   double max_rate_bps = 0;

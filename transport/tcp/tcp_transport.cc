@@ -14,6 +14,7 @@
 #include "transport/socket/pending_set.h"
 #include "transport/tcp/stream_groups.h"
 #include "transport/tcp/stream_layout.h"
+#include "transport/tcp/stream_log.h"
 #include "transport/tcp/tcp_comm.h"
 #include "transport/tcp/wire.h"
 
@@ -46,6 +47,7 @@ struct Connecting {
   sock::SockAddr peer;
   std::vector<Dialing> dials;
   int nthreads = 0;
+  std::string log_line;  // logged once every socket is up (stream_log.h)
 };
 
 // Tells the listener which sockets make one connection; not a secret (the nonce is the gate).
@@ -130,8 +132,12 @@ Status TcpListener::accept(std::unique_ptr<RecvComm>* comm) {
     std::unique_ptr<Pending> ready;
     if (Status s = pending_.poll(fd_.get(), make, step_one, &ready); !s.ok()) return s;
     if (!ready) break;
-    groups_.add(std::move(ready->fd), ready->peer, ready->hello, comm);
-    if (*comm) break;
+    std::string made;
+    groups_.add(std::move(ready->fd), ready->peer, ready->hello, comm, &made);
+    if (*comm) {
+      sock::log_to(socket_, false, made);
+      break;
+    }
   }
   return Status::Ok();
 }
@@ -195,9 +201,11 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
     // The route to the peer decides the local interface; `dev` is the one NCCL matched to it,
     // whose speed sizes the connection.
     const bool known = dev >= 0 && dev < static_cast<int>(props_.size());
-    const StreamLayout layout =
-        choose_streams(tcp_, known ? props_[dev].speed_mbps : 0, usable_cores());
+    const int speed_mbps = known ? props_[dev].speed_mbps : 0;
+    const int cores = usable_cores();
+    const StreamLayout layout = choose_streams(tcp_, speed_mbps, cores);
     fresh->nthreads = layout.nthreads;
+    fresh->log_line = connect_log_line(fresh->peer.str(), layout, tcp_, speed_mbps, cores);
     StreamHello sh;
     sh.conn_id = random_conn_id();
     sh.count = static_cast<uint16_t>(1 + layout.nsocks);
@@ -274,6 +282,7 @@ Status TcpTransport::connect(int dev, void* handle, std::unique_ptr<SendComm>* c
   }
   *comm =
       std::make_unique<TcpSendComm>(std::move(c->dials[0].fd), c->peer.str(), std::move(streams));
+  sock::log_to(socket_, false, c->log_line);
   set_stage(handle, nullptr);
   return Status::Ok();
 }

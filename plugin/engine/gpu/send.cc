@@ -108,6 +108,11 @@ transport::Status gpu_send_poll(SendComm* c, SendRequest* r, bool* ready, GpuSen
     if (s.stage == GpuStage::kEncoding) {
       const compress::gpu::ChunkResult res = *g.result(c->index_of(r), 0);
       const compress::Status rs = compress::gpu::result_status(res);
+      // Lossless coding here asks the pays gate (plan.cc), which learns the codec's speed and
+      // ratio from these encodes, frames that came out no smaller included.
+      if (const Engine& engine = c->engine(); rs.ok() && engine.pays && !r->plan.lossy)
+        engine.pays->record_encode(r->plan.params.codec, r->size, res.bytes,
+                                   static_cast<double>(gpu_elapsed_ns(s.start, s.done)) * 1e-9);
       if (!rs.ok() || res.bytes >= r->size) {
         // Failed, or no smaller than the message (a stored frame): the raw bytes are better.
         (void)cudaFreeAsync(s.frame_dev, g.stream.get());
