@@ -687,7 +687,7 @@ TEST_F(StalledPeer, TricklingPayloadFailsWithinTwiceTheDeadline) {
   ASSERT_FALSE(s.ok()) << "no error in 5 s with " << trickled << " bytes trickled";
   EXPECT_EQ(s.code(), Status::Code::kRemote);
   EXPECT_GE(took, 0.39);
-  EXPECT_LT(took, 0.8) << "later than twice the deadline";
+  EXPECT_LT(took, 1.0) << "later than twice the deadline (and 200 ms for a loaded machine)";
   EXPECT_GE(trickled, 2);
   EXPECT_NE(s.message().find("stalled"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("127.0.0.1"), std::string::npos) << s.message();
@@ -717,7 +717,8 @@ TEST_F(StalledPeer, TricklingHeaderFailsWithinTwiceTheDeadline) {
   }
   const double took = since(t0);
   ASSERT_FALSE(s.ok()) << "no error after " << sent << " header bytes";
-  EXPECT_LT(took, 0.8 + 0.1) << "later than twice the deadline (plus the first byte's 100 ms)";
+  EXPECT_LT(took, 1.1) << "later than twice the deadline (plus the first byte's 100 ms and 200 ms "
+                          "for a loaded machine)";
   EXPECT_LT(sent, 10u);
   EXPECT_NE(s.message().find(" of 32 message header bytes missing"), std::string::npos)
       << s.message();
@@ -800,7 +801,8 @@ class StalledStreams : public ::testing::TestWithParam<int> {
     header_sent_ = Clock::now();  // the parts' clocks start after this
     bool done = false;
     Received out[1];
-    for (int i = 0; i < 100; ++i) {
+    // 50 ms, not a count of sleeps: under load those could outlast the 400 ms deadline.
+    while (since(header_sent_) < 0.05) {
       ASSERT_TRUE(r_->test(slot_, &done, out).ok());
       std::this_thread::sleep_for(milliseconds(1));
     }
@@ -839,7 +841,7 @@ class StalledStreams : public ::testing::TestWithParam<int> {
     ASSERT_FALSE(s.ok()) << "no error in 5 s";
     EXPECT_EQ(s.code(), Status::Code::kRemote);
     EXPECT_GE(took, 0.39);
-    EXPECT_LT(took, 0.8) << "later than twice the deadline";
+    EXPECT_LT(took, 1.0) << "later than twice the deadline (and 200 ms for a loaded machine)";
     EXPECT_NE(s.message().find("stalled"), std::string::npos) << s.message();
     EXPECT_NE(s.message().find("127.0.0.1"), std::string::npos) << s.message();
     EXPECT_NE(s.message().find(missing), std::string::npos) << s.message();
