@@ -8,11 +8,12 @@
 // Stall deadline (stall_watch.h): a clear-to-send alone does not start the clock (NCCL posts
 // receives long before their sends, and the sender may have no message yet). A message split
 // over several QPs starts it when its first part arrives; each further part restarts it (a
-// part is a share of 32 KiB or more: real progress); the last part stops it. Past the deadline with parts still missing, the receive fails (Status::Remote,
-// naming the peer and the parts and bytes offered). A message of one part arrives in a single
-// completion and has no halfway state: the NIC moves it without the sender's CPU once posted,
-// and its ack timeout and retries (SQUEEZE_IB_TIMEOUT, SQUEEZE_IB_RETRY_CNT) and the
-// out-of-band socket already catch a peer or link that goes away.
+// part is a share of 32 KiB or more: real progress); the last part stops it. Past the
+// deadline with parts still missing, the receive fails (Status::Remote, naming the peer, the
+// parts missing and the receive's size). A message of one part arrives in a single completion
+// and has no halfway state: the NIC moves it without the sender's CPU once posted, and its ack
+// timeout and retries (SQUEEZE_IB_TIMEOUT, SQUEEZE_IB_RETRY_CNT) and the out-of-band socket
+// already catch a peer or link that goes away.
 #pragma once
 
 #include <array>
