@@ -12,8 +12,10 @@
 //                                           apart: the calls and time until it returns the genuine
 //   squeeze-hostile-peers stall CASE SECS   a genuine connection whose peer stops (CASE: hello:
 //                                           never says hello; header: 10 header bytes; payload:
-//                                           a header and 1000 of 1,114,112 payload bytes); how
-//                                           the listener or the receive ends, within SECS
+//                                           a header and 1000 of 1,114,112 payload bytes;
+//                                           trickle: the same, then one byte every
+//                                           HOSTILE_TRICKLE_MS, default 1000); how the listener
+//                                           or the receive ends, within SECS
 //
 // Optional environment for builds that have the deadlines (issue 27): HOSTILE_HANDSHAKE_MS,
 // HOSTILE_STALL_MS set the listener's handshake and stall deadlines (default: Squeeze's own).
@@ -257,6 +259,13 @@ int run_stall(const std::string& what, double seconds) {
     send_all(fd, hdr, sizeof hdr);
     std::vector<uint8_t> some(1000, 0x42);
     send_all(fd, some.data(), some.size());
+    if (what != "trickle") return;
+    const char* gap = std::getenv("HOSTILE_TRICKLE_MS");
+    const int gap_ms = gap != nullptr ? std::atoi(gap) : 1000;
+    for (;;) {  // until reaped
+      std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+      send_all(fd, some.data(), 1);
+    }
   });
   const int base = open_fds();
   const double t0 = now_s();
@@ -311,7 +320,7 @@ int main(int argc, char** argv) {
   if (cmd == "stall" && argc == 4) return run_stall(argv[2], std::atof(argv[3]));
   std::fprintf(stderr,
                "usage: squeeze-hostile-peers fds N SECONDS | emfile LIMIT N | nonce N [GAP_US] | "
-               "stall hello|header|payload "
+               "stall hello|header|payload|trickle "
                "SECONDS\n");
   return 2;
 }

@@ -255,9 +255,11 @@ inline constexpr Spec kSpecs[] = {
      .hi = 86400,
      .value = "120",
      .shown = "120",
-     .meaning = "A TCP message that stops arriving halfway (no byte for this many seconds while "
-                "its receive waits) fails the receive with an error naming the peer and the "
-                "bytes missing. `0`: wait forever."},
+     .meaning = "A message that stops arriving halfway fails its receive with an error naming "
+                "the peer and the bytes missing: over TCP, less than 64 KiB (or the rest of the "
+                "header, payload or part) in this many seconds while its receive waits; over "
+                "UCX, a payload not complete this long after its header; over verbs, no further "
+                "part of a started multi-part message. `0`: wait forever."},
     {.id = Id::kUcxLibrary,
      .name = "SQUEEZE_UCX_LIBRARY",
      .value = "libucp.so.0",

@@ -284,6 +284,14 @@ bool FakeVerbs::force_qp_error(uint32_t qpn) {
   return true;
 }
 
+bool FakeVerbs::hold_qp(uint32_t qpn, bool on) {
+  Lock l(w_->mu);
+  auto it = w_->qps.find(qpn);
+  if (it == w_->qps.end()) return false;
+  it->second->held = on;
+  return true;
+}
+
 void FakeVerbs::corrupt_next_rkey() {
   Lock l(w_->mu);
   w_->corrupt_rkey = true;

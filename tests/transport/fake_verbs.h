@@ -11,7 +11,8 @@
 // - routing: a QP reaches its peer only through the peer's LID (InfiniBand) or GID (RoCE)
 //   and QP number, with matching PSNs.
 // Faults can be injected: a QP forced into error, a bad rkey on the next RDMA access, a
-// device whose QPs vanish (a dead peer), get_device_list failing with an errno.
+// device whose QPs vanish (a dead peer), a QP whose sends stop moving without an error (a
+// stalled peer), get_device_list failing with an errno.
 // One FakeVerbs may exist at a time (the table's functions find it through a global).
 #pragma once
 
@@ -84,6 +85,7 @@ class FakeVerbs {
   bool force_qp_error(uint32_t qpn);            // QP to the error state, queues flushed
   void corrupt_next_rkey();                     // the next RDMA access meets an invalid rkey
   void vanish_device(const std::string& name);  // its QPs stop answering (peer process gone)
+  bool hold_qp(uint32_t qpn, bool on = true);   // its send queue stops moving, with no error
   void set_piece_bytes(std::size_t n);          // bytes one work request moves per poll step
 
   // Inspection.

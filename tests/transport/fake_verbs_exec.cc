@@ -111,7 +111,7 @@ FMr* FakeVerbs::World::find_mr(FPd* pd, uint32_t key, bool remote, uint64_t addr
 
 // One step of the oldest work request of QP `i`: checks, then up to `piece` bytes moved.
 bool FakeVerbs::World::step(FQp& i) {
-  if (i.sq.empty() || i.dead()) return false;
+  if (i.sq.empty() || i.dead() || i.held) return false;
   if (i.qp.state == IBV_QPS_ERR) {
     fail_wr(i, IBV_WC_WR_FLUSH_ERR);
     return true;

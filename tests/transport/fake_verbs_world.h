@@ -80,6 +80,7 @@ struct FQp {
   std::deque<SendWr> sq;
   std::deque<RecvWr> rq;
   uint64_t posted = 0, retired = 0;
+  bool held = false;  // hold_qp(): its send queue does not move
   FDevice* dev() const { return pd->ctx->dev; }
   bool dead() const { return dev()->vanished; }
 };

@@ -2,6 +2,8 @@
 // receive, unknown tags, QPs in error, remote access errors, peers that vanish. Each must
 // become a clear error on test() (naming QP, peer and status where verbs reported it),
 // never a hang, and leave nothing leaked.
+#include <algorithm>
+
 #include "tests/transport/fake_verbs_pair.h"
 
 namespace squeeze::transport::ib::fake {
@@ -223,6 +225,108 @@ TEST(IbFaults, SenderKilledMidTransferEndsTheReceive) {
   Outcome o = drive(p, -1, rs, 3);
   EXPECT_EQ(o.recv.code(), Status::Code::kRemote);
   EXPECT_TRUE(has(o.recv, "closed its connection to fake_1:1")) << o.recv.message();
+  p.close_and_check();
+}
+
+// Issue 27's stall deadline on verbs: a message split over two QPs whose first-posted part
+// never comes (the sender's QP 0 stops moving, with no error: a stalled peer) fails the
+// receive at the deadline, naming the peer and the parts missing. A clear-to-send alone, a
+// receive posted with no message yet, does not start the clock.
+TEST(IbFaults, StalledPartFailsAtTheStallDeadline) {
+  IbPair p;
+  sock::SocketOptions so;
+  so.stall_timeout_ms = 400;
+  std::string why;
+  p.a = open_transport_with(p.fake.api(), test_options("fake_0", 2), so, &why);
+  ASSERT_NE(p.a, nullptr) << why;
+  p.b = open_transport_with(p.fake.api(), test_options("fake_1", 2), so, &why);
+  ASSERT_NE(p.b, nullptr) << why;
+  p.connect();
+  std::vector<uint8_t> src(4 << 20, 7), dst(4 << 20);
+  RecvItem ri{1, dst.data(), dst.size()};
+  int rs = -1, ss = -1;
+  ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
+  bool done = false;
+  const auto idle = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - idle < std::chrono::milliseconds(600)) {
+    const Status st = p.recv->test(rs, &done, {});
+    ASSERT_TRUE(st.ok()) << "a receive with no message yet failed: " << st.message();
+    ASSERT_FALSE(done);
+  }
+  std::vector<QpInfo> qps = p.fake.qps_on("fake_0");
+  ASSERT_EQ(qps.size(), 2u);
+  std::sort(qps.begin(), qps.end(), [](const QpInfo& x, const QpInfo& y) { return x.qpn < y.qpn; });
+  ASSERT_TRUE(p.fake.hold_qp(qps[0].qpn));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(
+      p.send->post({{1, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss)
+          .ok());
+  Outcome o;  // the send never completes (its QP 0 is held): drive until the receive fails
+  bool sd = false;
+  spin([&] { return !o.recv.ok(); },
+       [&] {
+         if (!sd && o.send.ok()) o.send = p.send->test(ss, &sd);
+         o.recv = p.recv->test(rs, &done, {});
+       },
+       5);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(o.send.ok()) << o.send.message();
+  EXPECT_FALSE(done);
+  ASSERT_FALSE(o.recv.ok()) << "no error in 5 s";
+  EXPECT_EQ(o.recv.code(), Status::Code::kRemote);
+  EXPECT_GE(took, 0.39);
+  EXPECT_LT(took, 1.5);
+  EXPECT_TRUE(has(o.recv, "stalled")) << o.recv.message();
+  EXPECT_TRUE(has(o.recv, "with peer 127.0.0.1")) << o.recv.message();
+  EXPECT_TRUE(has(o.recv, "1 of 2 parts missing of a message for a 4194304-byte receive (tag 1)"))
+      << o.recv.message();
+  EXPECT_FALSE(p.recv->test(rs, &done, {}).ok()) << "the comm should stay failed";
+  p.fake.hold_qp(qps[0].qpn, false);
+  p.close_and_check();
+}
+
+// The same deadline never fails a message whose parts all arrive, however slowly the test
+// drives it (here the deadline is shorter than the whole transfer's pace would need if the
+// clock ran from the clear-to-send).
+TEST(IbFaults, PartsThatKeepArrivingAreNotStalled) {
+  IbPair p;
+  sock::SocketOptions so;
+  so.stall_timeout_ms = 300;
+  std::string why;
+  p.a = open_transport_with(p.fake.api(), test_options("fake_0", 4), so, &why);
+  ASSERT_NE(p.a, nullptr) << why;
+  p.b = open_transport_with(p.fake.api(), test_options("fake_1", 4), so, &why);
+  ASSERT_NE(p.b, nullptr) << why;
+  p.connect();
+  std::vector<uint8_t> src(1 << 20, 9), dst(1 << 20);
+  RecvItem ri{1, dst.data(), dst.size()};
+  int rs = -1, ss = -1;
+  ASSERT_TRUE(p.recv->post({&ri, 1}, &rs).ok());
+  ASSERT_TRUE(
+      p.send->post({{1, PayloadKind::kRaw, src.size(), src.size()}, src.data(), nullptr}, &ss)
+          .ok());
+  std::vector<QpInfo> qps = p.fake.qps_on("fake_0");
+  std::sort(qps.begin(), qps.end(), [](const QpInfo& x, const QpInfo& y) { return x.qpn < y.qpn; });
+  ASSERT_EQ(qps.size(), 4u);
+  // Release one QP every 200 ms (two thirds of the deadline), the one with the record last.
+  for (std::size_t q = 0; q < qps.size(); ++q) ASSERT_TRUE(p.fake.hold_qp(qps[q].qpn));
+  bool sd = false, rd = false;
+  Status st;
+  for (std::size_t k = qps.size(); k-- > 0;) {
+    ASSERT_TRUE(p.fake.hold_qp(qps[k].qpn, false));
+    const auto t = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t < std::chrono::milliseconds(200)) {
+      if (!sd) {
+        ASSERT_TRUE(p.send->test(ss, &sd).ok());
+      }
+      if (!rd) {
+        st = p.recv->test(rs, &rd, {});
+        ASSERT_TRUE(st.ok()) << st.message();
+      }
+    }
+  }
+  ASSERT_TRUE(p.complete(sd ? -1 : ss, rd ? -1 : rs, {}).ok());
+  EXPECT_TRUE(src == dst);
   p.close_and_check();
 }
 

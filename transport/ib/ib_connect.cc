@@ -57,6 +57,7 @@ class IbListener final : public Listener {
         fd_(std::move(fd)),
         nonce_(nonce),
         where_(where),
+        stall_timeout_ms_(socket.stall_timeout_ms),
         pending_("ib control listener " + where, socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
@@ -78,6 +79,7 @@ class IbListener final : public Listener {
   sock::Fd fd_;
   uint64_t nonce_;
   std::string where_;
+  int stall_timeout_ms_;  // each receive comm's (stall_watch.h)
   sock::PendingSet<Pending> pending_;
 };
 
@@ -117,7 +119,7 @@ Status IbListener::step(Pending& p, sock::Verdict* v) {
       return Status::Remote("peer " + peer + " sent bad " + bad + " (listener " + where_ + ")");
     if (remote.role != Role::kSender)
       return Status::Remote("peer " + peer + " sent queue-pair info of a receiver");
-    p.comm = std::make_unique<IbRecvComm>(dev_, opts_);
+    p.comm = std::make_unique<IbRecvComm>(dev_, opts_, stall_timeout_ms_);
     if (Status e = p.comm->create(remote); !e.ok()) return e;
     ConnInfo mine;
     p.comm->local_info(nonce_, &mine);

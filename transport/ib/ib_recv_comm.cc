@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include "transport/stall_watch.h"
+
 namespace squeeze::transport::ib {
 
 namespace {
@@ -163,7 +165,10 @@ Status IbRecvComm::on_data(const ibv_wc& wc) {
   if (!bad.empty()) return Status::Remote("corrupt completion from " + ep_.describe() + ": " + bad);
   if (Status s = ep_.post_recvs(wr_qp(wc.wr_id), 1); !s.ok()) return s;
   op.parts_want[m.item] = m.parts;
-  if (++op.parts_seen[m.item] < m.parts) return Status::Ok();
+  if (++op.parts_seen[m.item] < m.parts) {
+    op.part_at[m.item] = std::chrono::steady_clock::now();  // progress: the stall clock restarts
+    return Status::Ok();
+  }
   RecordExpect want{m.item,
                     m.parts,
                     static_cast<uint32_t>(op.seq),
@@ -192,6 +197,7 @@ Status IbRecvComm::test(int slot, bool* done, std::span<Received> out) {
         if (Status s = progress(); !s.ok()) return s;
         if (op.filled < op.n) return fail(gone);
       }
+      if (Status s = check_stall(op); !s.ok()) return fail(s);
       return Status::Ok();
     }
   }
@@ -203,6 +209,22 @@ Status IbRecvComm::test(int slot, bool* done, std::span<Received> out) {
                        static_cast<std::size_t>(op.headers[i].payload_bytes)};
   }
   *done = true;
+  return Status::Ok();
+}
+
+Status IbRecvComm::check_stall(const Op& op) const {
+  if (stall_timeout_.count() <= 0) return Status::Ok();
+  const auto now = std::chrono::steady_clock::now();
+  for (int i = 0; i < op.n; ++i) {
+    if (op.done[i] || op.parts_seen[i] == 0 || now - op.part_at[i] < stall_timeout_) continue;
+    const int seen = op.parts_seen[i], want = op.parts_want[i];
+    return stall_error(ep_.describe(), std::chrono::duration<double>(now - op.part_at[i]).count(),
+                       "no further part",
+                       std::to_string(want - seen) + " of " + std::to_string(want) +
+                           " parts missing of a message for a " +
+                           std::to_string(op.items[i].capacity) + "-byte receive (tag " +
+                           std::to_string(op.items[i].tag) + ")");
+  }
   return Status::Ok();
 }
 

@@ -4,9 +4,20 @@
 // A message is complete when one immediate per part has arrived; its 32-byte record in this
 // side's header slot then says raw or frame, tag and sizes. flush() reads a byte of a GPU
 // buffer back through a loopback QP so GPUDirect writes are visible to the GPU (iflush).
+//
+// Stall deadline (stall_watch.h): a clear-to-send alone does not start the clock (NCCL posts
+// receives long before their sends, and the sender may have no message yet). A message split
+// over several QPs starts it when its first part arrives; each further part restarts it (a
+// part is a share of 32 KiB or more: real progress); the last part stops it. Past the
+// deadline with parts still missing, the receive fails (Status::Remote, naming the peer, the
+// parts missing and the receive's size). A message of one part arrives in a single completion
+// and has no halfway state: the NIC moves it without the sender's CPU once posted, and its ack
+// timeout and retries (SQUEEZE_IB_TIMEOUT, SQUEEZE_IB_RETRY_CNT) and the out-of-band socket
+// already catch a peer or link that goes away.
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -21,8 +32,9 @@ class IbRecvComm final : public RecvComm {
   static constexpr int kFlushBase =
       kMaxRequests;  // flush slots: kFlushBase + i, freed by test_flush
 
-  explicit IbRecvComm(std::shared_ptr<IbDevice> dev, const IbOptions& opts)
-      : ep_(std::move(dev), opts) {}
+  // stall_timeout_ms: see above; 0 waits forever.
+  IbRecvComm(std::shared_ptr<IbDevice> dev, const IbOptions& opts, int stall_timeout_ms = 0)
+      : ep_(std::move(dev), opts), stall_timeout_(stall_timeout_ms) {}
   // QPs (as many as the sender asked for) towards the sender, receives posted, the control
   // region registered; a flush QP when the device has force_flush.
   Status create(const ConnInfo& sender);
@@ -58,6 +70,8 @@ class IbRecvComm final : public RecvComm {
     std::array<int, kMaxRecvs> parts_want{};
     std::array<bool, kMaxRecvs> done{};
     std::array<MessageHeader, kMaxRecvs> headers{};
+    // When the item's last part arrived (its clock: parts_seen > 0 and not done).
+    std::array<std::chrono::steady_clock::time_point, kMaxRecvs> part_at{};
   };
   struct alignas(64) Control {
     uint8_t cts[kMaxRequests][kCtsBytes];
@@ -72,6 +86,7 @@ class IbRecvComm final : public RecvComm {
   Status progress();
   Status on_data(const ibv_wc& wc);
   Status staging_for(int slot, int item, uint64_t need, Staging** out);
+  Status check_stall(const Op& op) const;  // a started message past the stall deadline
   Status fail(Status s) {
     if (error_.ok()) error_ = std::move(s);
     return error_;
@@ -89,6 +104,7 @@ class IbRecvComm final : public RecvComm {
   std::array<FlushOp, kMaxRequests> flushes_{};
   uint64_t next_seq_ = 0;
   int cts_in_flight_ = 0;
+  std::chrono::milliseconds stall_timeout_;
   Status error_;
 };
 

@@ -40,8 +40,8 @@ void StreamGroups::add(sock::Fd fd, const sock::SockAddr& peer, const uint8_t* h
   if (++g.arrived < g.count) return;
   std::vector<sock::Fd> data(std::make_move_iterator(g.fds.begin() + 1),
                              std::make_move_iterator(g.fds.end()));
-  auto streams =
-      std::make_unique<StreamSet>(StreamSet::Dir::kRecv, std::move(data), g.nthreads, g.peer.str());
+  auto streams = std::make_unique<StreamSet>(StreamSet::Dir::kRecv, std::move(data), g.nthreads,
+                                             g.peer.str(), stall_timeout_ms_);
   if (made != nullptr) *made = accept_log_line(g.peer.str(), g.count - 1, g.nthreads);
   *comm = std::make_unique<TcpRecvComm>(std::move(g.fds[0]), g.peer.str(), std::move(streams),
                                         stall_timeout_ms_);

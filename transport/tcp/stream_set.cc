@@ -9,6 +9,7 @@
 #include <deque>
 #include <thread>
 
+#include "transport/stall_watch.h"
 #include "transport/tcp/stream_layout.h"
 
 namespace squeeze::transport::tcp {
@@ -43,13 +44,14 @@ class StreamThread {
     std::atomic<int>* left = nullptr;
   };
   StreamThread(StreamSet::Dir dir, std::vector<int> fds, std::vector<int> stream_index,
-               std::string peer, FailBox* fail, std::atomic<int>* outstanding)
+               std::string peer, FailBox* fail, std::atomic<int>* outstanding, int stall_timeout_ms)
       : dir_(dir),
         fds_(std::move(fds)),
         index_(std::move(stream_index)),
         peer_(std::move(peer)),
         fail_(fail),
         outstanding_(outstanding),
+        stall_(fds_.size(), StallWatch(dir == StreamSet::Dir::kRecv ? stall_timeout_ms : 0)),
         wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (wake_ < 0)
       fail_->set(Status::System("eventfd for a stream thread: " + sock::errno_str(errno)));
@@ -88,6 +90,21 @@ class StreamThread {
       return Status::Remote("peer closed the connection during " + where);
     return Status::System(where + ": " + sock::errno_str(err));
   }
+  // The stall error of socket `local`, whose first part waits: what is missing of it, and of
+  // the parts queued behind it.
+  Status stall(int local, const std::deque<Task>& q) const {
+    const Task& t = q.front();
+    uint64_t behind = 0;
+    for (std::size_t k = 1; k < q.size(); ++k) behind += q[k].bytes;
+    std::string missing = std::to_string(t.bytes - t.done) + " of " + std::to_string(t.bytes) +
+                          " bytes of a payload part on data stream " +
+                          std::to_string(index_[static_cast<std::size_t>(local)]) + " missing";
+    if (behind > 0)
+      missing += " (and " + std::to_string(behind) + " bytes of " + std::to_string(q.size() - 1) +
+                 " parts queued behind it)";
+    const StallWatch& w = stall_[static_cast<std::size_t>(local)];
+    return stall_error(peer_, w.waited_s(), bytes_progress(w), missing);
+  }
   // Moves the socket's parts until it would block; false on an error (already reported).
   bool move(int local, std::deque<Task>& q) {
     while (!q.empty()) {
@@ -109,8 +126,10 @@ class StreamThread {
           return false;
         }
         t.done += n;
+        stall_[static_cast<std::size_t>(local)].moved(n);
         if (t.done < t.bytes) continue;
       }
+      stall_[static_cast<std::size_t>(local)].completed();  // a whole part: progress
       t.left->fetch_sub(1, std::memory_order_release);
       outstanding_->fetch_sub(1, std::memory_order_release);
       q.pop_front();
@@ -133,6 +152,23 @@ class StreamThread {
       for (std::size_t i = 0; i < n && !failed; ++i) {
         if (!move(static_cast<int>(i), queues[i])) break;
       }
+      // A receiving socket that awaits a part and could not move: is it stalled?
+      int wait_ms = kPollMs;
+      if (!fail_->failed()) {
+        const auto now = StallWatch::Clock::now();
+        for (std::size_t i = 0; i < n; ++i) {
+          StallWatch& w = stall_[i];
+          if (queues[i].empty()) {
+            w.completed();
+            continue;
+          }
+          if (w.expired(now)) {
+            fail_->set(stall(static_cast<int>(i), queues[i]));
+            break;
+          }
+          if (const int left = w.ms_left(now); left >= 0) wait_ms = std::min(wait_ms, left);
+        }
+      }
       // Once the connection failed, the thread only waits to be stopped: nothing it could
       // move would be used.
       const bool idle_only = fail_->failed();
@@ -150,7 +186,7 @@ class StreamThread {
           p.events = POLLRDHUP;
         }
       }
-      int r = ::poll(pfds.data(), static_cast<nfds_t>(n + 1), kPollMs);
+      int r = ::poll(pfds.data(), static_cast<nfds_t>(n + 1), wait_ms);
       if (r < 0 && errno != EINTR) {
         fail_->set(Status::System("poll in a stream thread with " + peer_ + ": " +
                                   sock::errno_str(errno)));
@@ -183,6 +219,7 @@ class StreamThread {
   std::string peer_;
   FailBox* fail_;
   std::atomic<int>* outstanding_;
+  std::vector<StallWatch> stall_;  // per socket; used by the thread alone
   int wake_ = -1;
   std::mutex mu_;
   bool stop_ = false;
@@ -190,7 +227,8 @@ class StreamThread {
   std::thread thread_;
 };
 
-StreamSet::StreamSet(Dir dir, std::vector<sock::Fd> fds, int nthreads, std::string peer)
+StreamSet::StreamSet(Dir dir, std::vector<sock::Fd> fds, int nthreads, std::string peer,
+                     int stall_timeout_ms)
     : dir_(dir), fds_(std::move(fds)), peer_(std::move(peer)) {
   const int n = static_cast<int>(fds_.size());
   nthreads = std::clamp(nthreads, 1, std::max(1, n));
@@ -200,8 +238,8 @@ StreamSet::StreamSet(Dir dir, std::vector<sock::Fd> fds, int nthreads, std::stri
       mine.push_back(fds_[static_cast<std::size_t>(s)].get());
       index.push_back(s + 1);  // stream 0 is the control socket
     }
-    threads_.push_back(std::make_unique<StreamThread>(dir_, std::move(mine), std::move(index),
-                                                      peer_, &fail_, &outstanding_));
+    threads_.push_back(std::make_unique<StreamThread>(
+        dir_, std::move(mine), std::move(index), peer_, &fail_, &outstanding_, stall_timeout_ms));
   }
 }
 

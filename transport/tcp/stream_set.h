@@ -6,7 +6,10 @@
 // and start where the last payload left off, so the receiver knows which socket brings which
 // part from the header alone. Each helper thread owns some sockets and moves their parts with
 // non-blocking calls, sleeping in poll() while none can move. The first error on any socket
-// fails the whole connection: every later test() returns it.
+// fails the whole connection: every later test() returns it. A receiving set keeps a stall
+// deadline per socket (stall_watch.h): a part that is awaited (its header arrived on the
+// control socket) and gets less than min(64 KiB, the rest of the part) within the deadline
+// fails the connection, naming the peer, the stream and the bytes missing.
 #pragma once
 
 #include <atomic>
@@ -41,7 +44,10 @@ class StreamSet {
  public:
   enum class Dir { kSend, kRecv };
   // `fds`: the data sockets in stream order (index 1.. in the hello); `nthreads` in [1, fds].
-  StreamSet(Dir dir, std::vector<sock::Fd> fds, int nthreads, std::string peer);
+  // `stall_timeout_ms`: the receiving side's stall deadline per part (0: none; a sending set
+  // has none).
+  StreamSet(Dir dir, std::vector<sock::Fd> fds, int nthreads, std::string peer,
+            int stall_timeout_ms = 0);
   ~StreamSet();  // stops and joins the threads before the sockets close
   StreamSet(const StreamSet&) = delete;
   StreamSet& operator=(const StreamSet&) = delete;

@@ -5,7 +5,6 @@
 #include "transport/tcp/tcp_info.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 namespace squeeze::transport::tcp {
@@ -254,16 +253,20 @@ Status TcpRecvComm::progress() {
           error_ = s;
           break;
         }
-        if (rlen_ - rpos_ == before) {           // would block
-          if (before == 0) return Status::Ok();  // between messages: an idle peer is fine
+        if (rlen_ - rpos_ == before) {  // would block
+          if (before == 0) {            // between messages: an idle peer is fine
+            stall_.completed();
+            return Status::Ok();
+          }
           error_ = check_stall();
           break;
         }
-        stall_.moved();
+        stall_.moved(rlen_ - rpos_ - before);
         continue;
       }
       std::memcpy(hdr_, rbuf_.data() + rpos_, kWireHeaderBytes);
       rpos_ += kWireHeaderBytes;
+      stall_.completed();  // a whole header: progress
       if (Status s = on_header(); !s.ok()) {
         error_ = s;
         break;
@@ -284,12 +287,12 @@ Status TcpRecvComm::progress() {
           error_ = check_stall();
           break;
         }
-        stall_.moved();
         if (io != sock::Io::kProgress) {
           error_ = io_error(io, err, peer_, "receive of a message payload",
                             payload_total_ - remaining_, payload_total_);
           break;
         }
+        stall_.moved(n);
         dst_ += n;
         remaining_ -= n;
       } else {
@@ -302,11 +305,12 @@ Status TcpRecvComm::progress() {
           error_ = check_stall();
           break;
         }
-        stall_.moved();
+        stall_.moved(rlen_ - rpos_ - before);
       }
     }
     if (in_payload_ && remaining_ == 0) {
       in_payload_ = false;
+      stall_.completed();  // a whole payload (or its parts handed to the data sockets): progress
       Op& op = ring_.at(cur_slot_);
       if (++op.filled == op.n) order.pop_front();
     }
@@ -324,10 +328,7 @@ Status TcpRecvComm::check_stall() {
     what = std::to_string(kWireHeaderBytes - (rlen_ - rpos_)) + " of " +
            std::to_string(kWireHeaderBytes) + " message header bytes missing";
   }
-  char waited[32];
-  std::snprintf(waited, sizeof(waited), "%.1f", stall_.waited_s());
-  return Status::Remote("receive from " + peer_ + " stalled: no byte for " + waited + " s with " +
-                        what + " (stall deadline, SQUEEZE_STALL_TIMEOUT_S)");
+  return stall_error(peer_, stall_.waited_s(), bytes_progress(stall_), what);
 }
 
 Status TcpRecvComm::test(int slot, bool* done, std::span<Received> out) {

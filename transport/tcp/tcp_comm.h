@@ -18,6 +18,7 @@
 
 #include "transport/frame_staging.h"
 #include "transport/socket/socket.h"
+#include "transport/stall_watch.h"
 #include "transport/tcp/busy_clock.h"
 #include "transport/tcp/stream_set.h"
 #include "transport/tcp/tcp_info.h"
@@ -55,35 +56,6 @@ class SlotRing {
   std::array<Op, N> ops_{};
   std::vector<int> free_;
   std::deque<int> order_;
-};
-
-// The stall deadline of a receive comm: how long a message may sit halfway, with a receive
-// posted for it and no byte arriving, before the request fails. Bytes arriving restart it; a
-// comm between messages does not run it (an idle peer is not a stalled one). Only the
-// receiving side has one: a sender whose bytes do not leave may face a receiver that has not
-// posted its receive yet, which is no fault (its socket-level timeouts still apply).
-class StallWatch {
- public:
-  using Clock = std::chrono::steady_clock;
-  explicit StallWatch(int timeout_ms) : timeout_(timeout_ms) {}
-  void moved() { waiting_ = false; }
-  // The comm found nothing to move in mid-message; true once that has lasted past the deadline.
-  bool expired() {
-    if (timeout_.count() <= 0) return false;
-    const Clock::time_point now = Clock::now();
-    if (!waiting_) {
-      waiting_ = true;
-      since_ = now;
-      return false;
-    }
-    return now - since_ >= timeout_;
-  }
-  double waited_s() const { return std::chrono::duration<double>(Clock::now() - since_).count(); }
-
- private:
-  std::chrono::milliseconds timeout_;
-  bool waiting_ = false;
-  Clock::time_point since_{};
 };
 
 class TcpSendComm final : public SendComm {
@@ -131,8 +103,9 @@ class TcpSendComm final : public SendComm {
 
 class TcpRecvComm final : public RecvComm {
  public:
-  // streams: the connection's data sockets (null: one socket). stall_timeout_ms: see
-  // StallWatch (the control socket's header and payload bytes); 0 waits forever.
+  // streams: the connection's data sockets (null: one socket; its receiving threads keep
+  // their own deadline for the parts). stall_timeout_ms: see transport/stall_watch.h (the
+  // control socket's header and payload bytes); 0 waits forever.
   TcpRecvComm(sock::Fd fd, std::string peer, std::unique_ptr<StreamSet> streams = nullptr,
               int stall_timeout_ms = 0)
       : fd_(std::move(fd)),
@@ -162,7 +135,7 @@ class TcpRecvComm final : public RecvComm {
   Status progress();
   Status on_header();
   // Called where progress() finds no byte to read: fails the comm once a message that is
-  // halfway has waited past the stall deadline.
+  // halfway has gone without real progress (stall_watch.h) past the stall deadline.
   Status check_stall();
   sock::Fd fd_;
   std::string peer_;

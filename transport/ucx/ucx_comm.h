@@ -4,9 +4,17 @@
 // posted receive, as the TCP transport does, and only then posts the payload receive:
 // straight into NCCL's buffer for raw messages (zero copy: UCX's rendezvous lands large
 // payloads there directly), into transport-owned staging for frames.
+//
+// Stall deadline (stall_watch.h): UCX reports no partial progress of a tagged message (a
+// receive is in progress or complete, with no byte count), so the receiving side's clock runs
+// from the moment a message's header arrived (the sender posts header and payload together)
+// until its payload completes: the whole payload must arrive within the deadline. UCX moves a
+// rendezvous payload only while the receiver progresses its worker too, so time in which
+// nobody tested this comm (a gap of half the deadline or more) does not count.
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -83,7 +91,10 @@ class UcxSendComm final : public SendComm {
 
 class UcxRecvComm final : public RecvComm {
  public:
-  explicit UcxRecvComm(std::unique_ptr<Channel> ch) : ch_(std::move(ch)) {}
+  // stall_timeout_ms: a payload whose header arrived that long ago and that has not completed
+  // fails the comm (Status::Remote naming the peer and the bytes); 0 waits forever.
+  explicit UcxRecvComm(std::unique_ptr<Channel> ch, int stall_timeout_ms = 0)
+      : ch_(std::move(ch)), stall_timeout_(stall_timeout_ms) {}
   ~UcxRecvComm() override;
   Status post(std::span<const RecvItem> items, int* slot) override;
   Status test(int slot, bool* done, std::span<Received> out) override;
@@ -100,7 +111,8 @@ class UcxRecvComm final : public RecvComm {
     std::array<bool, kMaxRecvs> landed{};
     std::array<MessageHeader, kMaxRecvs> headers{};
     std::array<Pending, kMaxRecvs> payloads;
-    std::array<FrameStaging, kMaxRecvs> staging;  // frames land here
+    std::array<FrameStaging, kMaxRecvs> staging;                             // frames land here
+    std::array<std::chrono::steady_clock::time_point, kMaxRecvs> started{};  // header arrived
     void reset() {
       in_use = false;
       n = matched_count = filled = 0;
@@ -120,7 +132,9 @@ class UcxRecvComm final : public RecvComm {
   Status on_header(uint32_t seq, const MessageHeader& h);
   void post_headers();  // one header receive per expected message
   bool check_payloads(Op& op, Status* err);
-  Status settle(Op& op);  // progress + advance until op is done or nothing moves
+  Status settle(Op& op);                   // progress + advance until op is done or nothing moves
+  Status check_stall(const Op& op) const;  // a started payload past the stall deadline
+  void note_test();                        // restarts the clocks after a gap in test() calls
 
   std::unique_ptr<Channel> ch_;
   SlotPool<Op, kMaxRequests> pool_;
@@ -129,6 +143,8 @@ class UcxRecvComm final : public RecvComm {
   std::array<HeaderSlot, kHeaderSlots> headers_;
   uint32_t header_posted_ = 0;  // next seq to post a header receive for
   uint32_t header_next_ = 0;    // next seq whose header we handle
+  std::chrono::milliseconds stall_timeout_;
+  std::chrono::steady_clock::time_point last_test_{};
   Status error_;
 };
 

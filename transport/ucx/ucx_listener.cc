@@ -89,8 +89,10 @@ Status UcxListener::accept(std::unique_ptr<RecvComm>* comm) {
   if (!s.ok()) return s;
   if (ready) {
     const std::string peer = ready->peer.str();
-    *comm = std::make_unique<UcxRecvComm>(std::make_unique<Channel>(
-        std::move(ready->session), std::move(ready->fd), peer, ready->comm_id));
+    *comm = std::make_unique<UcxRecvComm>(
+        std::make_unique<Channel>(std::move(ready->session), std::move(ready->fd), peer,
+                                  ready->comm_id),
+        stall_timeout_ms_);
   }
   return Status::Ok();
 }

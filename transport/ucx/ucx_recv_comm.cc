@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "transport/recv_match.h"
+#include "transport/stall_watch.h"
 #include "transport/ucx/ucx_comm.h"
 #include "transport/ucx/ucx_wire.h"
 
@@ -121,6 +122,7 @@ Status UcxRecvComm::on_header(uint32_t seq, const MessageHeader& h) {
   }
   op.payloads[idx].start_recv(&ch_->session(), dst, h.payload_bytes,
                               payload_tag(ch_->comm_id(), seq));
+  op.started[idx] = std::chrono::steady_clock::now();  // the stall clock runs from here
   return Status::Ok();
 }
 
@@ -170,15 +172,45 @@ Status UcxRecvComm::settle(Op& op) {
   }
 }
 
+void UcxRecvComm::note_test() {
+  if (stall_timeout_.count() <= 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_test_ >= stall_timeout_ / 2) {  // nobody progressed the worker meanwhile
+    for (Op& op : pool_.all())
+      if (op.in_use) op.started.fill(now);  // only items matched and not landed use theirs
+  }
+  last_test_ = now;
+}
+
+Status UcxRecvComm::check_stall(const Op& op) const {
+  if (stall_timeout_.count() <= 0) return Status::Ok();
+  const auto now = std::chrono::steady_clock::now();
+  for (int i = 0; i < op.n; ++i) {
+    if (!op.matched[i] || op.landed[i] || now - op.started[i] < stall_timeout_) continue;
+    const uint64_t bytes = op.headers[i].payload_bytes;
+    // No byte count to give: UCX says only "in progress" until the whole payload is in.
+    return stall_error(ch_->peer(), std::chrono::duration<double>(now - op.started[i]).count(),
+                       "its payload did not complete",
+                       "up to " + std::to_string(bytes) + " of " + std::to_string(bytes) +
+                           " payload bytes missing (tag " + std::to_string(op.headers[i].tag) +
+                           "; UCX reports no partial progress of a tagged message)");
+  }
+  return Status::Ok();
+}
+
 Status UcxRecvComm::test(int slot, bool* done, std::span<Received> out) {
   *done = false;
   if (!pool_.valid(slot))
     return Status::Usage("test: unknown receive request slot " + std::to_string(slot));
   Op& op = pool_.at(slot);
+  note_test();
   if (op.filled < op.n) {  // messages that arrived before the comm broke still report done
     if (!error_.ok()) return error_;
     if (Status s = settle(op); !s.ok()) return error_ = s;
-    if (op.filled < op.n) return Status::Ok();
+    if (op.filled < op.n) {
+      if (Status s = check_stall(op); !s.ok()) return error_ = s;
+      return Status::Ok();
+    }
   }
   for (int i = 0; i < op.n && i < static_cast<int>(out.size()); ++i) {
     out[i].header = op.headers[i];

@@ -30,6 +30,7 @@ class UcxListener final : public Listener {
       : sessions_(std::move(sessions)),
         fd_(std::move(fd)),
         nonce_(nonce),
+        stall_timeout_ms_(socket.stall_timeout_ms),
         pending_(where, socket) {}
   Status accept(std::unique_ptr<RecvComm>* comm) override;
 
@@ -48,6 +49,7 @@ class UcxListener final : public Listener {
   std::shared_ptr<SessionSource> sessions_;
   sock::Fd fd_;
   uint64_t nonce_;
+  int stall_timeout_ms_;  // each receive comm's (stall_watch.h)
   sock::PendingSet<Pending> pending_;
 };
 
