@@ -87,11 +87,14 @@ bool threshold_scan_u16(const uint8_t* base, uint64_t n, uint16_t tau_bits, uint
   return out->size() <= max_kept;
 }
 
-bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint64_t n,
-                             uint32_t tau_bits, uint64_t max_kept, float* ybuf,
-                             std::vector<uint64_t>* out) {
+namespace {
+
+// Error feedback from element i0 on, 64 at a time: any dtype, portable.
+bool scan_feedback_from(Dtype dt, const uint8_t* base, const float* r, uint64_t i0, uint64_t n,
+                        uint32_t tau_bits, uint64_t max_kept, float* ybuf,
+                        std::vector<uint64_t>* out) {
   constexpr uint64_t kChunk = 64;
-  for (uint64_t i = 0; i < n; i += kChunk) {
+  for (uint64_t i = i0; i < n; i += kChunk) {
     const uint64_t m = std::min(kChunk, n - i);
     float* y = ybuf + i;
     // Widen and add in separate simple loops so each vectorises.
@@ -118,6 +121,53 @@ bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint
     if (out->size() > max_kept) return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint64_t n,
+                             uint32_t tau_bits, uint64_t max_kept, float* ybuf,
+                             std::vector<uint64_t>* out) {
+  uint64_t i = 0;
+#if defined(__SSE2__)
+  // float32, 16 elements at a time in one pass: y = x + r (the same IEEE additions as the
+  // portable loop, so the same bits), stored, and its magnitude bits compared as in
+  // threshold_scan_f32. (The portable loop makes three passes over each chunk and a fourth to
+  // list the kept ones; this is the contributor's and the owner's hot loop under error
+  // feedback.)
+  if (dt == Dtype::kFloat32) {
+    const __m128i mask = _mm_set1_epi32(0x7fffffff);
+    const __m128i t = _mm_set1_epi32(static_cast<int32_t>(tau_bits - 1));  // a > t <=> a >= tau
+    const auto* x = reinterpret_cast<const float*>(base);
+    for (; i + 16 <= n; i += 16) {
+      __m128 y0 = _mm_loadu_ps(x + i), y1 = _mm_loadu_ps(x + i + 4);
+      __m128 y2 = _mm_loadu_ps(x + i + 8), y3 = _mm_loadu_ps(x + i + 12);
+      if (r != nullptr) {
+        y0 = _mm_add_ps(y0, _mm_loadu_ps(r + i));
+        y1 = _mm_add_ps(y1, _mm_loadu_ps(r + i + 4));
+        y2 = _mm_add_ps(y2, _mm_loadu_ps(r + i + 8));
+        y3 = _mm_add_ps(y3, _mm_loadu_ps(r + i + 12));
+      }
+      _mm_storeu_ps(ybuf + i, y0);
+      _mm_storeu_ps(ybuf + i + 4, y1);
+      _mm_storeu_ps(ybuf + i + 8, y2);
+      _mm_storeu_ps(ybuf + i + 12, y3);
+      const __m128i c0 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y0), mask), t);
+      const __m128i c1 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y1), mask), t);
+      const __m128i c2 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y2), mask), t);
+      const __m128i c3 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y3), mask), t);
+      const __m128i any = _mm_or_si128(_mm_or_si128(c0, c1), _mm_or_si128(c2, c3));
+      if (_mm_movemask_epi8(any) == 0) continue;
+      const auto bits = static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(c0)) |
+                                              (_mm_movemask_ps(_mm_castsi128_ps(c1)) << 4) |
+                                              (_mm_movemask_ps(_mm_castsi128_ps(c2)) << 8) |
+                                              (_mm_movemask_ps(_mm_castsi128_ps(c3)) << 12));
+      push_bits(i, bits, out);
+      if (out->size() > max_kept) return false;
+    }
+  }
+#endif
+  return scan_feedback_from(dt, base, r, i, n, tau_bits, max_kept, ybuf, out);
 }
 
 }  // namespace squeeze::compress

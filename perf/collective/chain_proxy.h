@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,21 @@ class ChainProxy {
   const std::string& error() const { return error_; }
 
  private:
+  // An all-reduce of count elements of elem bytes, cut as NCCL cuts it: n steps (calls) of
+  // loop bytes each, the last one's tail past `bytes` whatever the slot held.
+  struct Steps {
+    uint64_t count = 0;
+    std::size_t elem = 0, bytes = 0, loop = 0, n = 0;
+  };
+  Steps steps_of(uint64_t count, std::size_t elem, std::size_t chunk) const;
+  // Copies step t of `in` into its send slot and posts its iallreduce. While the plugin has no
+  // room (a null request) it calls no_room(): 0 tries again, anything else ends the post and is
+  // returned. Returns 0 with *req set, the plugin's error code, or no_room()'s.
+  int post_call(std::size_t t, const void* in, const Steps& st, int dtype, int op,
+                const std::function<int()>& no_room, void** req);
+  // "iallreduce of call 3 of 64 failed: ..." / "... made no progress for 1 s".
+  std::string call_failed(std::size_t t, const Steps& st, const char* what, int r,
+                          double timeout_s) const;
   uint8_t* send_slot(std::size_t step) { return region_.data() + (step % kSteps) * stride(); }
   uint8_t* recv_slot(std::size_t step) { return send_slot(step) + kSteps * stride(); }
   std::size_t stride() const { return static_cast<std::size_t>(channels_) * kSlotBytes; }

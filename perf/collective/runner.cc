@@ -1,5 +1,7 @@
 #include "perf/collective/runner.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -34,6 +36,7 @@ struct Summary {  // one rank's findings, gathered to all
   uint64_t handed = 0, wire = 0;
   int32_t stats_found = 0;
   int32_t wrong_applies = 1;
+  double cpu_us = 0;  // mean over timed iterations of the process's CPU time in the collective
 };
 
 // Elements beyond `bound` in one output (only called for a bound that is not exact: an
@@ -41,6 +44,18 @@ struct Summary {  // one rank's findings, gathered to all
 using BoundCheck = std::function<CheckResult(const uint8_t* out, const Bound& bound)>;
 
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
+
+// User + system CPU time of this process (every thread: the plugin's codec workers too), in
+// microseconds. A rank is a process, so on a loaded machine this is what one collective cost
+// it, where wall time also counts the time other processes held the cores.
+double process_cpu_us() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto us = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
+  };
+  return us(ru.ru_utime) + us(ru.ru_stime);
+}
 
 // One plugin instance's communicator for one collective at one size: run() is the timed
 // collective, collect() what follows it outside the timed region.
@@ -69,6 +84,7 @@ struct Arm {
   bool baseline = false;
   std::unique_ptr<ArmComm> comm;
   std::vector<double> times;
+  double cpu_us = 0;  // summed over timed iterations
   Summary mine;
   WireTotals before;
 };
@@ -120,6 +136,7 @@ Row summarize(RankContext& ctx, Row row, const Arm& arm, bool agreement) {
   row.agree_required = arm.work.bound.bitwise;
   row.wrong = 0;
   for (const Summary& s : all) {
+    row.cpu_us += s.cpu_us / static_cast<double>(n);
     row.max_err = nan_max(row.max_err, s.max_err);
     row.differing += s.differing;
     if (s.wrong_applies != 0 && row.wrong >= 0)
@@ -181,10 +198,15 @@ std::vector<Row> measure(RankContext& ctx, const Row& row, std::vector<ArmWork> 
       Arm& a = arms[(static_cast<std::size_t>(it) + k) % arms.size()];
       const Bound& bound = a.work.bound;
       boot.barrier();
+      const double cpu0 = process_cpu_us();
       const auto t0 = Clock::now();
       a.comm->run();
       const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      if (it >= o.warmup) a.times.push_back(us);
+      const double cpu = process_cpu_us() - cpu0;
+      if (it >= o.warmup) {
+        a.times.push_back(us);
+        a.cpu_us += cpu;
+      }
       // Every rank is done before anyone checks: a rank's checks must not take the CPU
       // from a rank still inside its timed collective.
       boot.barrier();
@@ -216,6 +238,7 @@ std::vector<Row> measure(RankContext& ctx, const Row& row, std::vector<ArmWork> 
     a.mine.stats_found = d.found ? 1 : 0;
     a.mine.handed = d.handed();
     a.mine.wire = d.wire();
+    a.mine.cpu_us = a.times.empty() ? 0 : a.cpu_us / static_cast<double>(a.times.size());
     rows.push_back(summarize(ctx, row, a, agreement));
   }
   if (rows.size() == 2) rows[0].speedup = paired_speedup(rows[1].iter_us, rows[0].iter_us);

@@ -70,9 +70,10 @@ void print_baseline(const Row& main, const Row& baseline) {
   char ratio[32] = "-";
   if (baseline.have_ratio) std::snprintf(ratio, sizeof ratio, "%.2f", baseline.ratio);
   std::printf(
-      "#   baseline (%s): time %.1f us, algbw %.3f GB/s, ratio %s, max_err %.3g -> speedup %.3f\n",
+      "#   baseline (%s): time %.1f us, algbw %.3f GB/s, ratio %s, max_err %.3g -> speedup %.3f; "
+      "cpu per rank %.1f us, baseline %.1f us\n",
       baseline.route.c_str(), baseline.time_us, baseline.algbw, ratio, baseline.max_err,
-      main.speedup);
+      main.speedup, main.cpu_us, baseline.cpu_us);
   std::fflush(stdout);
 }
 
@@ -95,6 +96,7 @@ void print_json(const Row& r, const RunInfo& info) {
       {"time_us", num(r.time_us)},
       {"algbw_GBps", num(r.algbw)},
       {"busbw_GBps", num(r.busbw)},
+      {"cpu_us", num(r.cpu_us)},
       {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
       {"ratio_source", r.have_ratio ? "plugin-stats" : "unavailable"},
       {"bytes_handed", r.handed},

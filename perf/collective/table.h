@@ -23,8 +23,12 @@ struct Row {
   int iters = 0;
   double time_us = 0;           // mean over iterations of the slowest rank's time
   double algbw = 0, busbw = 0;  // GB/s
-  bool have_ratio = false;      // the plugin's statistics were readable
-  double ratio = 1;             // bytes handed to the plugin / bytes it put on the wire
+  // The mean over ranks and timed iterations of a rank's CPU time (user + system, all its
+  // threads) in the collective: what it cost, which a loaded machine does not inflate as it
+  // does the wall time.
+  double cpu_us = 0;
+  bool have_ratio = false;  // the plugin's statistics were readable
+  double ratio = 1;         // bytes handed to the plugin / bytes it put on the wire
   uint64_t handed = 0, wire = 0;
   double max_err = 0;  // max |out - exact| over ranks and iterations (NaN: NaN mismatch)
   uint64_t differing =

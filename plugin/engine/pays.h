@@ -14,7 +14,8 @@
 // compressed them, so every rank of a symmetric collective judges alike, and one rank's
 // choice cannot talk the other out of its own. A rank that only sends has s = 0; the last
 // term is then the peer's decoder. Until the link has been measured (link_warmup samples) it
-// sends raw, which measures it; then it compresses `warmup` messages to measure the codec.
+// sends raw, which measures it; then it compresses to measure the codec, with at most `warmup`
+// of those encodes outstanding (not yet reported) at a time, until `warmup` have reported.
 // While bypassing it still compresses a probe now and then to keep its estimates fresh: after
 // probe_every messages, then twice as long each time. A pure state machine: no clocks, no
 // I/O; the engine feeds it measurements.
@@ -90,7 +91,7 @@ class PaysController {
     bool compressing =
         false;  // until a judgement finds it pays (start_above): lossless at ratio 1.02 never does
     uint32_t since_probe = 0;
-    uint32_t started = 0;  // encodes started while measuring the codec
+    uint32_t started = 0;  // encodes started while measuring the codec (samples: reported)
     uint32_t probe_interval =
         0;  // messages between probes in this bypass (probe_every at its start)
   };

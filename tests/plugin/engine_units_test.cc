@@ -166,6 +166,41 @@ TEST(Pays, MeasuresTheCodecWithWarmupEncodesEvenWithMessagesInFlight) {
   EXPECT_EQ(compressed, 3) << "a try every probe_every messages while no measurement arrives";
 }
 
+// The collective network asks for two pieces per call when NCCL posts it (up to 8 calls
+// ahead), and the second warm-up sample (a result's encode) arrives only once the other nodes'
+// contributions are in. Counting outstanding encodes rather than started ones keeps the calls
+// posted meanwhile coded; the old rule sent 14 of an all-reduce's first 128 pieces raw at
+// 1 Gbit/s.
+TEST(Pays, AWarmupEncodeThatReportsLetsTheNextMessageCompress) {
+  PaysController p({.warmup = 2, .probe_every = 32, .link_warmup = 1});
+  auto t = compress::CodecId::kThreshold;
+  p.record_link_rate(125e6, false);            // 1 Gbit/s
+  EXPECT_TRUE(p.should_compress(t));           // call 8's contribution
+  EXPECT_TRUE(p.should_compress(t));           // call 8's result
+  EXPECT_FALSE(p.should_compress(t));          // two outstanding: the next goes raw
+  p.record_encode(t, 128 << 10, 2700, 40e-6);  // call 8's contribution reports
+  EXPECT_TRUE(p.should_compress(t)) << "one outstanding: another warm-up encode may start";
+  EXPECT_FALSE(p.should_compress(t));
+  p.record_encode(t, 128 << 10, 2700, 40e-6);
+  p.record_decode(t, 128 << 10, 20e-6);
+  p.record_sent(256 << 10);
+  p.record_received(128 << 10);
+  EXPECT_TRUE(p.should_compress(t)) << "measured: 3.3 GB/s at ratio 48 pays on 1 Gbit/s";
+  // Where coding does not pay (loopback), the warm-up still costs `warmup` encodes in flight,
+  // one more per report, and no more once measured.
+  PaysController fast({.warmup = 2, .probe_every = 32, .link_warmup = 1});
+  fast.record_link_rate(3e9, false);
+  int compressed = 0;
+  for (int i = 0; i < 8; ++i) compressed += fast.should_compress(t);
+  EXPECT_EQ(compressed, 2);
+  fast.record_encode(t, 128 << 10, 2700, 130e-6);  // 1 GB/s
+  compressed += fast.should_compress(t);
+  fast.record_encode(t, 128 << 10, 2700, 130e-6);
+  EXPECT_EQ(compressed, 3);
+  EXPECT_FALSE(fast.should_compress(t)) << "measured: a 1 GB/s codec does not pay on 3 GB/s";
+  EXPECT_FALSE(fast.view(t).compressing);
+}
+
 TEST(Pays, ACodecsColdFirstRunsDoNotDragItsSpeedDown) {
   // Measured at 10 Gbit/s: the first encode of a process read 2.8-3.2 GB/s, the next ones
   // 5.4-6.7. As the seed of a moving average the cold one kept the estimate near 4 GB/s, the
