@@ -2,6 +2,7 @@
 #include "compress/quantize_rice.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -45,33 +46,35 @@ uint8_t encode_block(const int32_t* codes, unsigned n, Writer* w) {
     any |= z[i];
   }
   if (any == 0) return 0;
-  // The cost is about convex in k and least near log2 of the mean: try the neighbours.
+  // The size, sum(z >> k) + n(k + 1) bits (escapes aside), is about convex in k and least
+  // near log2 of the mean: try the neighbours.
   const unsigned k0 = bitpack::bit_width(static_cast<uint32_t>(sum / n));
   unsigned best_k = 0;
   uint64_t best = UINT64_MAX;
   for (unsigned k = k0 >= 2 ? k0 - 2 : 0; k <= std::min(k0 + 2, kQuantizeMaxWidth); ++k) {
-    uint64_t cost = 0;
-    for (unsigned i = 0; i < n; ++i) {
-      const uint32_t q = z[i] >> k;
-      cost += q < kRiceEscapeZeros ? q + 1 + k : kRiceEscapeZeros + kRiceRawBits;
-    }
+    uint64_t wide = 0;
+    for (unsigned i = 0; i < n; ++i) wide += z[i] >> k;
+    const uint64_t cost = wide + static_cast<uint64_t>(n) * (k + 1);
     if (cost < best) {
       best = cost;
       best_k = k;
     }
   }
-  const uint32_t mask = (1u << best_k) - 1;
+  const unsigned k = best_k;
+  const uint32_t mask = (1u << k) - 1;
   for (unsigned i = 0; i < n; ++i) {
-    const uint32_t q = z[i] >> best_k;
-    if (q < kRiceEscapeZeros) {
+    const uint32_t q = z[i] >> k;
+    if (q + 1 + k <= 32) {  // one field: q zeros, a one, the k low bits
+      w->put_wide((1ull << q) | (static_cast<uint64_t>(z[i] & mask) << (q + 1)), q + 1 + k);
+    } else if (q < kRiceEscapeZeros) {
       w->put(1u << q, q + 1);
-      w->put(z[i] & mask, best_k);
+      w->put(z[i] & mask, k);
     } else {
       w->put(0, kRiceEscapeZeros);
       w->put(z[i], kRiceRawBits);
     }
   }
-  return static_cast<uint8_t>(best_k + 1);
+  return static_cast<uint8_t>(k + 1);
 }
 
 }  // namespace rice
@@ -82,12 +85,20 @@ Status corrupt(const std::string& what, std::size_t off) {
   return {Status::Code::kCorrupt, "quantize: " + what + " at body offset " + std::to_string(off)};
 }
 
+// Eight payload bytes as a little-endian word, in one load.
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  return v;
+}
+
 // 64 bits of the payload from bit `bit` on (zeros past its end); at least 57 are valid.
 inline uint64_t peek(const uint8_t* p, std::size_t nbytes, uint64_t bit) {
   const auto byte = static_cast<std::size_t>(bit >> 3);
   uint64_t v = 0;
   if (byte + 8 <= nbytes) {
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[byte + i]) << (8 * i);
+    v = load64(p + byte);
   } else {
     for (std::size_t i = 0; byte + i < nbytes && i < 8; ++i)
       v |= static_cast<uint64_t>(p[byte + i]) << (8 * i);
@@ -115,6 +126,38 @@ Status rice_decode_codes(const QuantizeLayout& q, int32_t* codes) {
     }
     const unsigned k = param - 1;  // parse checked param <= kQuantizeMaxWidth + 1
     const uint64_t mask = (1ull << k) - 1;
+    // Fast path: the block's worst case (every code escaped) plus a whole 8-byte load stays
+    // inside the payload, so no code needs an end check; a code over 30 bits is looked for
+    // once per block, and the checked walk below finds and names it.
+    constexpr uint64_t kMaxCodeBits = kRiceEscapeZeros + kRiceRawBits;
+    if (pos + n * kMaxCodeBits + 64 <= nbits) {
+      uint64_t at = pos, over = 0;
+      for (unsigned i = 0; i < n; ++i) {
+        const uint64_t v = load64(p + (at >> 3)) >> (at & 7);  // >= 57 valid bits
+        uint64_t z;
+        if ((v & kEscapeMask) != 0) {
+          const auto quotient = static_cast<unsigned>(__builtin_ctzll(v));
+          at += quotient + 1;
+          const uint64_t low = quotient + 1 + k <= 57 ? (v >> (quotient + 1)) & mask
+                                                      : (load64(p + (at >> 3)) >> (at & 7)) & mask;
+          z = (static_cast<uint64_t>(quotient) << k) | low;
+          at += k;
+        } else {
+          at += kRiceEscapeZeros;
+          z = (load64(p + (at >> 3)) >> (at & 7)) & kRawMask;
+          at += kRiceRawBits;
+        }
+        over |= z;
+        if (out != nullptr) {
+          const auto zz = static_cast<uint32_t>(z);
+          out[i] = static_cast<int32_t>((zz >> 1) ^ (0u - (zz & 1)));
+        }
+      }
+      if ((over >> kRiceRawBits) == 0) {
+        pos = at;
+        continue;
+      }
+    }
     for (unsigned i = 0; i < n; ++i) {
       const uint64_t v = peek(p, nbytes, pos);
       uint64_t z;

@@ -21,6 +21,12 @@ class Writer {
     fill_ += bits;
     if (fill_ >= 32) flush32();
   }
+  // v < 2^bits, bits <= 32 (one call for a whole short code).
+  void put_wide(uint64_t v, unsigned bits) {
+    acc_ |= v << fill_;
+    fill_ += bits;
+    if (fill_ >= 32) flush32();
+  }
   bool ok() const { return ok_; }
   // Writes the last partial byte (zero high bits); returns the bytes written.
   std::size_t finish();
