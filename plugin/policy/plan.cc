@@ -108,6 +108,8 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
       p.params.quantize.mode = compress::BoundMode::kRel;
     p.params.quantize.row_length = 0;
     p.params.quantize.dedupe_rows = false;
+    // Only the CPU codes and decodes the collective network's frames: Rice-coded codes.
+    p.params.quantize.rice_codes = true;
     if (p.params.threshold.error_feedback && !m.collnet.position_known) {
       p.params.threshold.error_feedback = false;
       p.feedback_off = true;
