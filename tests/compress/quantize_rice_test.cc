@@ -110,8 +110,9 @@ TEST(QuantizeRice, CodesHeavyTailedGradientsInFewerBytesThanPacking) {
         encode_body(in, Dtype::kFloat32, n, params(BoundMode::kRel, eb, true)).size();
     const std::size_t packed =
         encode_body(in, Dtype::kFloat32, n, params(BoundMode::kRel, eb, false)).size();
-    std::printf("rel %.3g: packed %.3f, Rice %.3f bits per element\n", eb, 8.0 * packed / n,
-                8.0 * rice / n);
+    std::printf("rel %.3g: packed %.3f, Rice %.3f bits per element\n", eb,
+                8.0 * static_cast<double>(packed) / static_cast<double>(n),
+                8.0 * static_cast<double>(rice) / static_cast<double>(n));
     EXPECT_LT(rice, packed * 9 / 10) << "rel " << eb;
   }
 }
