@@ -90,14 +90,22 @@ TEST(PlanCollNet, QuantizeGetsTheHopsShareAndNoRows) {
                         true, &h);
   ASSERT_TRUE(r.compress);
   EXPECT_DOUBLE_EQ(r.params.quantize.error_bound, 0.01 / 2);
-  // Only the CPU codes and decodes these frames: Rice-coded codes on both hops, never on a
-  // path whose frames a GPU may decode. (The reference range is the call's, set by the
-  // collective network from the data, plugin/collnet/call_jobs.cc.)
-  EXPECT_TRUE(c.params.quantize.rice_codes);
-  EXPECT_TRUE(r.params.quantize.rice_codes);
+  // Rice-coded codes only where the rule asks (rice_codes) and only here, where the CPU codes
+  // and decodes; never on a path whose frames a GPU may decode. (The reference range is the
+  // call's, set by the collective network from the data, plugin/collnet/call_jobs.cc.)
+  EXPECT_FALSE(c.params.quantize.rice_codes) << "bit-packed unless the rule says rice_codes";
   EXPECT_EQ(c.params.quantize.reference_range, 0.0);
-  auto any =
-      parse(rule("{}", R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01})"));
+  auto rice = parse(rule(R"({"algo": "collnet"})",
+                         R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01},
+                            "rice_codes": true)"));
+  EXPECT_TRUE(plan_message(*rice, piece(CollNetHop::kContribution, ReduceOp::kSum, 4, 65536),
+                           Path::kCollNet, true, &h)
+                  .params.quantize.rice_codes);
+  EXPECT_TRUE(plan_message(*rice, piece(CollNetHop::kResult, ReduceOp::kSum, 4, 65536),
+                           Path::kCollNet, true, &h)
+                  .params.quantize.rice_codes);
+  auto any = parse(rule("{}", R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01},
+                                 "rice_codes": true)"));
   MessageMeta a2a = piece(CollNetHop::kNone, ReduceOp::kSum, 4, 65536);
   a2a.collective = Collective::kAllToAll;
   a2a.algo = Algo::kUnknown;
