@@ -55,6 +55,14 @@ struct QuantizeParams {
   double error_bound = 1e-2;  // absolute, or relative to the value range (of message or row)
   uint32_t row_length = 0;    // elements per row; 0 = no rows
   bool dedupe_rows = false;   // send each distinct row once (needs row_length)
+  // CPU only (the collective network, plugin/collnet): the codes are Rice-coded per block
+  // instead of bit-packed (quantize body flag 0x02, compress/FORMAT.md). The CUDA codecs
+  // neither write nor read such bodies: they refuse these parameters and such frames.
+  bool rice_codes = false;
+  // kRel only, CPU only: the range the bound is relative to is max(the message's own value
+  // range, reference_range), for a caller whose bound is relative to a larger whole the
+  // message is part of (the collective network's call). 0: the message's own range.
+  double reference_range = 0;
 };
 
 struct ThresholdParams {
@@ -143,6 +151,10 @@ std::size_t max_frame_bytes(const EncodeRequest& req);
 Status encode_frame(const EncodeRequest& req, std::span<uint8_t> dst, std::size_t* frame_bytes);
 // Validates the header (and nothing after it) and describes the frame.
 Status peek_frame(std::span<const uint8_t> frame, FrameInfo* info);
+// Whether the CUDA decoder (compress/cuda) reads this frame: kUnsupported, naming the
+// feature, for a frame only the CPU decodes (a quantize body with Rice-coded codes);
+// otherwise whatever peek_frame says. Reads the header and the first bytes of the body only.
+Status gpu_decodable(std::span<const uint8_t> frame);
 // Validates everything before writing; never writes outside dst; dst.size() must be >=
 // original_bytes.
 Status decode_frame(std::span<const uint8_t> frame, std::span<uint8_t> dst, std::size_t* written);

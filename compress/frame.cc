@@ -9,6 +9,7 @@
 #include "compress/codec.h"
 #include "compress/codec_registry.h"
 #include "compress/crc32c.h"
+#include "compress/quantize.h"
 
 namespace squeeze::compress {
 namespace {
@@ -197,6 +198,23 @@ Status peek_frame(std::span<const uint8_t> frame, FrameInfo* info) {
   info->body_bytes = body;
   info->frame_bytes = kFrameHeaderBytes + body;
   info->has_checksum = has_checksum;
+  return Status::Ok();
+}
+
+Status gpu_decodable(std::span<const uint8_t> frame) {
+  FrameInfo info{};
+  Status st = peek_frame(frame, &info);
+  if (!st.ok()) return st;
+  // The quantize body's flags byte is its second (compress/FORMAT.md, quantize.h).
+  constexpr std::size_t kQuantizeFlagsAt = kFrameHeaderBytes + 1;
+  if (info.codec == CodecId::kQuantize && frame.size() > kQuantizeFlagsAt &&
+      (frame[kQuantizeFlagsAt] & kQuantizeFlagRice) != 0) {
+    return {Status::Code::kUnsupported,
+            "frame: quantize body flag 0x02 (Rice-coded codes) at offset " +
+                std::to_string(kQuantizeFlagsAt) +
+                ": only the CPU decoder reads it (the collective network's frames); the CUDA "
+                "decoder does not"};
+  }
   return Status::Ok();
 }
 

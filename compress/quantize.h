@@ -21,12 +21,16 @@ inline constexpr unsigned kQuantizeBlock = 64;     // codes per packed block
 inline constexpr unsigned kQuantizeMaxWidth = 30;  // bits per zigzagged code
 inline constexpr int32_t kQuantizeMaxCode = (1 << 29) - 1;
 inline constexpr uint8_t kQuantizeFlagDedupe = 0x01;
+inline constexpr uint8_t kQuantizeFlagRice = 0x02;  // codes Rice-coded (CPU only)
+inline constexpr unsigned kRiceEscapeZeros = 32;    // this many 0 bits: the code follows raw
+inline constexpr unsigned kRiceRawBits = 30;        // bits of an escaped zigzagged code
 
 // The parsed and validated layout of a quantize body (everything but the code payload's
 // contents). Spans point into the body.
 struct QuantizeLayout {
   BoundMode mode = BoundMode::kAbs;
   bool dedupe = false;
+  bool rice = false;  // widths are Rice parameters (0: all-zero block, else k + 1)
   uint32_t row_length = 0;
   double error_bound = 0;  // as requested: absolute, or relative factor
   double bound_abs = 0;    // message modes: the absolute bound every element meets
@@ -42,6 +46,7 @@ struct QuantizeLayout {
   uint64_t n_blocks = 0;
   unsigned map_bits = 0;
 
+  std::size_t widths_offset = 0, payload_offset = 0;  // in the body
   std::span<const uint8_t> map, row_params, widths, payload, escape_index, escape_values;
 };
 
@@ -58,6 +63,14 @@ Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t
 // offset in the body.
 Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
                            QuantizeLayout* out);
+// The same, for the decoder: a Rice-coded payload is not walked here; rice_decode_codes
+// validates it while it decodes it (before the decoder writes anything to its destination).
+Status parse_quantize_layout(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                             QuantizeLayout* out);
+// Decodes (codes != nullptr: q.n_stream of them) or only checks a Rice-coded payload: every
+// parameter, no code past 30 zigzagged bits, the stream ending in the payload's last byte
+// with zero padding bits. Errors name the block and the body offset.
+Status rice_decode_codes(const QuantizeLayout& q, int32_t* codes);
 
 // The absolute bound the message modes guarantee for these values: error_bound for kAbs,
 // error_bound * (max - min over finite elements, in double) for kRel. kRelRow bounds each
@@ -65,5 +78,8 @@ Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t 
 double quantize_message_bound(const QuantizeParams& p, Dtype dtype, const void* src,
                               uint64_t count);
 double quantize_row_bound(const QuantizeParams& p, Dtype dtype, const void* row, uint64_t n);
+// max - min over the finite elements (in double; 0 when none), as the encoder computes it for
+// kRel, with its vector kernels: what a caller passes as QuantizeParams::reference_range.
+double quantize_value_range(Dtype dtype, const void* src, uint64_t count);
 
 }  // namespace squeeze::compress

@@ -69,8 +69,9 @@ void store_run(const int32_t* codes, std::size_t n, double offset, float step, u
   }
 }
 
+// rice_codes: the stream's codes, already decoded from a Rice-coded payload (else null).
 template <Dtype D>
-void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
+void decode_typed(const QuantizeLayout& q, const int32_t* rice_codes, std::span<uint8_t> dst) {
   constexpr std::size_t esize = qstream::kSize<D>;
   const uint64_t L = q.row_length;
   std::vector<uint32_t> first;
@@ -92,13 +93,14 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
 
   const uint8_t* payload = q.payload.data();
   const bool avx512 = qsimd::level() == qsimd::Level::kAvx512;
-  int32_t codes[kChunk];
-  if (D == Dtype::kFloat32 && avx512 && !q.dedupe && q.mode != BoundMode::kRelRow) {
+  int32_t unpacked[kChunk];
+  if (rice_codes == nullptr && D == Dtype::kFloat32 && avx512 && !q.dedupe &&
+      q.mode != BoundMode::kRelRow) {
     // Stream element p is output element p: no codes buffer needed.
     qavx512::decode_f32(payload, q.widths.data(), static_cast<std::size_t>(q.n_stream), q.offset,
                         q.step, out);
-  } else if (D == Dtype::kFloat32 && avx512 && q.dedupe && q.mode != BoundMode::kRelRow &&
-             L % kQuantizeBlock == 0) {
+  } else if (rice_codes == nullptr && D == Dtype::kFloat32 && avx512 && q.dedupe &&
+             q.mode != BoundMode::kRelRow && L % kQuantizeBlock == 0) {
     // Deduplicated rows of whole blocks: each distinct row, then the tail, starts a block,
     // so each is decoded straight to where it goes, again without the codes buffer.
     const uint64_t row_blocks = L / kQuantizeBlock;
@@ -117,13 +119,16 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
     for (uint64_t p0 = 0; p0 < q.n_stream; p0 += kChunk) {
       const auto n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, q.n_stream - p0));
       const uint8_t* widths = q.widths.data() + p0 / kQuantizeBlock;
-      if (avx512) {
+      const int32_t* codes = unpacked;
+      if (rice_codes != nullptr) {
+        codes = rice_codes + p0;
+      } else if (avx512) {
         payload = qavx512::unpack_codes(payload, widths, (n + kQuantizeBlock - 1) / kQuantizeBlock,
-                                        codes);
+                                        unpacked);
       } else {
         for (std::size_t b = 0; b < n; b += kQuantizeBlock) {
           const unsigned w = widths[b / kQuantizeBlock];
-          bitpack::unpack64_unzigzag(payload, w, codes + b);
+          bitpack::unpack64_unzigzag(payload, w, unpacked + b);
           payload += 8u * w;
         }
       }
@@ -164,17 +169,24 @@ void decode_typed(const QuantizeLayout& q, std::span<uint8_t> dst) {
 Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
                             std::span<uint8_t> dst) {
   QuantizeLayout q;
-  Status st = parse_quantize_body(body, dtype, count, &q);
+  Status st = parse_quantize_layout(body, dtype, count, &q);
   if (!st.ok()) return st;
   if (dst.size() / dtype_size(dtype) != count || dst.size() % dtype_size(dtype) != 0) {
     return {Status::Code::kInvalidArgument, "quantize: dst holds " + std::to_string(dst.size()) +
                                                 " bytes, count " + std::to_string(count) + " of " +
                                                 dtype_name(dtype) + " needs another size"};
   }
+  std::vector<int32_t> rice_codes;  // decoded and checked in full before anything is written
+  if (q.rice) {
+    rice_codes.resize(static_cast<std::size_t>(q.n_stream));
+    st = rice_decode_codes(q, rice_codes.data());
+    if (!st.ok()) return st;
+  }
+  const int32_t* rc = q.rice ? rice_codes.data() : nullptr;
   switch (dtype) {
-    case Dtype::kFloat32: decode_typed<Dtype::kFloat32>(q, dst); break;
-    case Dtype::kBfloat16: decode_typed<Dtype::kBfloat16>(q, dst); break;
-    case Dtype::kFloat16: decode_typed<Dtype::kFloat16>(q, dst); break;
+    case Dtype::kFloat32: decode_typed<Dtype::kFloat32>(q, rc, dst); break;
+    case Dtype::kBfloat16: decode_typed<Dtype::kBfloat16>(q, rc, dst); break;
+    case Dtype::kFloat16: decode_typed<Dtype::kFloat16>(q, rc, dst); break;
     case Dtype::kBytes: break;  // parse_quantize_body rejected it
   }
   return Status::Ok();

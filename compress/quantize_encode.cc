@@ -14,6 +14,7 @@
 #include "compress/quantize_avx512.h"
 #include "compress/quantize_kernels.h"
 #include "compress/quantize_math.h"
+#include "compress/quantize_rice.h"
 #include "compress/quantize_simd.h"
 #include "compress/quantize_stream.h"
 #include "compress/quantize_table.h"
@@ -164,7 +165,8 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
   bool use_table = false;
   if (!rel_row) {
     const Range r = stream_range<D>(s, 0, n_stream);
-    const double range = r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
+    const double own = r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
+    const double range = std::max(own, qp.reference_range);  // reference_range: kRel only
     const double eb = qp.mode == BoundMode::kAbs ? qp.error_bound : qp.error_bound * range;
     msg = qmath::choose<D>(r.mn, r.mx, eb, false);
     bound_abs = msg.bound;
@@ -220,6 +222,9 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
       esc_values.insert(esc_values.end(), raw, raw + esize);
     }
   };
+  // Rice-coded payload: one bit stream from here on (the widths section holds parameters).
+  const std::size_t payload_at = w.offset();
+  rice::Writer rw(dst.data() + payload_at, dst.size() - payload_at);
   uint64_t cur_row = std::numeric_limits<uint64_t>::max();
   qmath::Params row{};
   for (uint64_t p0 = 0; p0 < n_stream; p0 += kChunk) {
@@ -248,6 +253,14 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
         i += len;
       }
     }
+    if (qp.rice_codes) {
+      for (std::size_t b = 0; b < n; b += kQuantizeBlock) {
+        const auto len = static_cast<unsigned>(std::min<std::size_t>(kQuantizeBlock, n - b));
+        widths[(p0 + b) / kQuantizeBlock] = rice::encode_block(codes + b, len, &rw);
+      }
+      if (!rw.ok()) return no_space("Rice-coded payload");
+      continue;
+    }
     const std::size_t padded = (n + kQuantizeBlock - 1) / kQuantizeBlock * kQuantizeBlock;
     for (std::size_t i = n; i < padded; ++i) codes[i] = 0;
     for (std::size_t b = 0; b < padded; b += kQuantizeBlock) {
@@ -261,13 +274,19 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
       w.reserve(8u * width, &ok);
     }
   }
+  if (qp.rice_codes) {
+    const std::size_t bytes = rw.finish();
+    if (!rw.ok()) return no_space("Rice-coded payload");
+    w.reserve(bytes, &ok);
+  }
   if (esc_index.size() * (4 + esize) > w.remaining()) return no_space("escapes");
   for (uint32_t idx : esc_index) w.put_u32(idx);
   w.put_bytes(esc_values);
 
   ByteWriter h(header);
   h.put_u8(static_cast<uint8_t>(qp.mode));
-  h.put_u8(dedupe ? kQuantizeFlagDedupe : 0);
+  h.put_u8(static_cast<uint8_t>((dedupe ? kQuantizeFlagDedupe : 0) |
+                                (qp.rice_codes ? kQuantizeFlagRice : 0)));
   h.put_u16(0);
   h.put_u32(qp.row_length);
   h.put_f64(qp.error_bound);
@@ -281,6 +300,20 @@ Status encode_typed(const EncodeRequest& req, std::span<uint8_t> dst, std::size_
 }
 
 }  // namespace
+
+double quantize_value_range(Dtype dtype, const void* src, uint64_t count) {
+  qstream::Stream s;
+  s.src = static_cast<const uint8_t*>(src);
+  s.esize = dtype_size(dtype);
+  Range r;
+  switch (dtype) {
+    case Dtype::kFloat32: r = stream_range<Dtype::kFloat32>(s, 0, count); break;
+    case Dtype::kBfloat16: r = stream_range<Dtype::kBfloat16>(s, 0, count); break;
+    case Dtype::kFloat16: r = stream_range<Dtype::kFloat16>(s, 0, count); break;
+    case Dtype::kBytes: break;
+  }
+  return r.mn <= r.mx ? static_cast<double>(r.mx) - static_cast<double>(r.mn) : 0.0;
+}
 
 Status quantize_body_encode(const EncodeRequest& req, std::span<uint8_t> dst,
                             std::size_t* written) {
@@ -298,6 +331,12 @@ Status quantize_body_encode(const EncodeRequest& req, std::span<uint8_t> dst,
   if (static_cast<uint8_t>(qp.mode) > static_cast<uint8_t>(BoundMode::kRelRow)) {
     return {Status::Code::kInvalidArgument,
             "quantize: unknown bound mode " + std::to_string(static_cast<unsigned>(qp.mode))};
+  }
+  if (!(std::isfinite(qp.reference_range) && qp.reference_range >= 0) ||
+      (qp.reference_range > 0 && qp.mode != BoundMode::kRel)) {
+    return {Status::Code::kInvalidArgument,
+            "quantize: reference_range must be finite, >= 0, and set in rel mode only, got " +
+                std::to_string(qp.reference_range)};
   }
   if ((qp.mode == BoundMode::kRelRow || qp.dedupe_rows) && qp.row_length == 0) {
     return {Status::Code::kInvalidArgument,

@@ -62,10 +62,8 @@ Status check_map(QuantizeLayout* q, std::size_t off) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
-                           QuantizeLayout* out) {
+Status parse(std::span<const uint8_t> body, Dtype dtype, uint64_t count, QuantizeLayout* out,
+             bool walk_rice) {
   QuantizeLayout q;
   const std::size_t esize = dtype_size(dtype);
   if (!is_float(dtype) || esize == 0) {
@@ -94,12 +92,13 @@ Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t 
   r.get_u32(&q.n_unique);
   if (mode > static_cast<uint8_t>(BoundMode::kRelRow))
     return corrupt("mode " + std::to_string(mode), 0);
-  if ((flags & ~kQuantizeFlagDedupe) != 0)
+  if ((flags & ~(kQuantizeFlagDedupe | kQuantizeFlagRice)) != 0)
     return corrupt("unknown flags " + std::to_string(flags), 1);
   if (reserved != 0)
     return corrupt("reserved field " + std::to_string(reserved) + " is not zero", 2);
   q.mode = static_cast<BoundMode>(mode);
   q.dedupe = (flags & kQuantizeFlagDedupe) != 0;
+  q.rice = (flags & kQuantizeFlagRice) != 0;
   q.row_length = row_length;
   const bool rows = q.dedupe || q.mode == BoundMode::kRelRow;
   if (rows && row_length == 0) return corrupt("row_length 0 with rel-row mode or row dedupe", 4);
@@ -149,24 +148,34 @@ Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t 
   }
   q.n_blocks = (q.n_stream + kQuantizeBlock - 1) / kQuantizeBlock;
   const std::size_t widths_off = r.offset();
-  Status st = section(&r, "block widths", q.n_blocks, &q.widths);
+  q.widths_offset = widths_off;
+  Status st = section(&r, q.rice ? "Rice parameters" : "block widths", q.n_blocks, &q.widths);
   if (!st.ok()) return st;
+  // Rice: 0 (all zero) or k + 1 with k <= 30; packed: the width, <= 30.
+  const unsigned max_width = q.rice ? kQuantizeMaxWidth + 1 : kQuantizeMaxWidth;
   uint64_t payload = 0;
   for (uint64_t b = 0; b < q.n_blocks; ++b) {
-    if (q.widths[b] > kQuantizeMaxWidth) {
-      return corrupt("block " + std::to_string(b) + " width " + std::to_string(q.widths[b]) +
-                         " exceeds " + std::to_string(kQuantizeMaxWidth),
+    if (q.widths[b] > max_width) {
+      return corrupt("block " + std::to_string(b) + (q.rice ? " Rice parameter " : " width ") +
+                         std::to_string(q.widths[b]) + " exceeds " + std::to_string(max_width),
                      widths_off + b);
     }
     payload += 8u * q.widths[b];
   }
-  st = section(&r, "code payload", payload, &q.payload);
-  if (!st.ok()) return st;
   if (q.n_escapes > q.n_stream) {
     return corrupt("n_escapes " + std::to_string(q.n_escapes) + " exceeds the " +
                        std::to_string(q.n_stream) + " quantized elements",
                    36);
   }
+  if (q.rice) {  // the payload is what the escapes leave
+    const uint64_t escapes = (4ull + esize) * q.n_escapes;
+    if (escapes > r.remaining())
+      return truncated("escapes", r.offset(), static_cast<std::size_t>(escapes), r.remaining());
+    payload = r.remaining() - escapes;
+  }
+  q.payload_offset = r.offset();
+  st = section(&r, "code payload", payload, &q.payload);
+  if (!st.ok()) return st;
   const std::size_t esc_off = r.offset();
   st = section(&r, "escape indices", 4ull * q.n_escapes, &q.escape_index);
   if (!st.ok()) return st;
@@ -183,6 +192,14 @@ Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t 
     }
     prev = idx;
   }
+  if (q.rice) {
+    if (walk_rice) {
+      st = rice_decode_codes(q, nullptr);
+      if (!st.ok()) return st;
+    }
+    *out = q;
+    return Status::Ok();
+  }
   // Codes past the end of the last block are padding and must be zero.
   const uint64_t used = q.n_stream % kQuantizeBlock;
   if (used != 0 && q.widths[q.n_blocks - 1] != 0) {
@@ -196,6 +213,18 @@ Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t 
   }
   *out = q;
   return Status::Ok();
+}
+
+}  // namespace
+
+Status parse_quantize_body(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                           QuantizeLayout* out) {
+  return parse(body, dtype, count, out, true);
+}
+
+Status parse_quantize_layout(std::span<const uint8_t> body, Dtype dtype, uint64_t count,
+                             QuantizeLayout* out) {
+  return parse(body, dtype, count, out, false);
 }
 
 }  // namespace squeeze::compress

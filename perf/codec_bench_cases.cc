@@ -37,6 +37,13 @@ std::vector<Config> configs() {
   q("quantize:abs=1e-4", BoundMode::kAbs, 1e-4);
   q("quantize:rel=1e-2", BoundMode::kRel, 1e-2);
   q("quantize:rel=1e-3", BoundMode::kRel, 1e-3);
+  // The collective network's coding (CPU only): Rice-coded codes.
+  add("quantize:rel=1e-3+rice", CodecId::kQuantize, [](CodecParams& p) {
+    p.quantize.mode = BoundMode::kRel;
+    p.quantize.error_bound = 1e-3;
+    p.quantize.rice_codes = true;
+  });
+  c.back().cpu_only = true;
   q("quantize:rowrel=1e-2", BoundMode::kRelRow, 1e-2, true);
   q("quantize:rel=1e-2+dedupe", BoundMode::kRel, 1e-2, true, true);
   auto t = [&](std::string name, double keep, Dtype values) {

@@ -17,6 +17,7 @@ struct Config {
   std::string name;
   compress::CodecParams params;
   bool needs_rows = false;
+  bool cpu_only = false;  // a CPU-only variant (Rice-coded quantize): --gpu leaves it out
 };
 
 // Every configuration, in the order the bench prints them.

@@ -155,7 +155,7 @@ int run(const GpuOptions& o) {
     for (const std::size_t chunk : o.chunks) {
       const Batch batch(o.dtype, in, chunk, t.row_length);
       for (Config c : all) {
-        if (!starts_with(c.name, o.codec_filter) || !applies(c, t, o.dtype)) continue;
+        if (c.cpu_only || !starts_with(c.name, o.codec_filter) || !applies(c, t, o.dtype)) continue;
         c.params.quantize.row_length = t.row_length;
         const CaseResult r = run_case(c, batch, o.iters, stream, codec);
         const std::string where = c.name + " on " + data + " in chunks of " +

@@ -157,6 +157,11 @@ Status check_encode(const EncodeChunk& c) {
       }
       if (c.count > 0xffffffffull)
         return {Status::Code::kInvalidArgument, "quantize: count exceeds 2^32-1 elements"};
+      if (q.rice_codes || q.reference_range != 0) {
+        return {Status::Code::kUnsupported,
+                "quantize: Rice-coded codes and a reference range are CPU-only (the collective "
+                "network's frames); the GPU encoder does not write them"};
+      }
       return Status::Ok();
     }
     case CodecId::kThreshold:

@@ -47,9 +47,10 @@ Bound bound_for(const policy::Policy* policy, Coll c, compress::Dtype d, uint64_
 // its two hops (Path::kCollNet, plugin/policy/plan.h): each coded contribution may add its
 // share of the rule's bound, the coded result its own, and an element of a sum goes through
 // nodes - 1 contributions and the result (a min or max through one of each), so quantize states
-// the sum of those shares (the rule's bound; relative to the inputs' value ranges, rows taken
-// as whole pieces), a cast two casts, threshold none. Ranks are always bit-identical there.
-// op: kSum, kMin or kMax (an average is a sum).
+// the sum of those shares (the rule's bound; relative to the largest value range of the nodes'
+// inputs to the call and of the reduced piece, plugin/policy/plan.h; rows taken as whole pieces), a
+// cast two casts, threshold none. Ranks are always bit-identical there. op: kSum, kMin or kMax (an
+// average is a sum).
 Bound collnet_bound_for(const policy::Policy* policy, compress::Dtype d, uint64_t count, int nodes,
                         RedOp op);
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compress/quantize.h"
 #include "plugin/collnet/call.h"
 #include "plugin/collnet/coll_comm.h"
 #include "plugin/collnet/reduce.h"
@@ -94,15 +95,35 @@ compress::Status encode_into(const Call& c, const policy::Plan& plan, CollStream
   return s;
 }
 
+// A relative bound on the collective network is relative to the value range of this node's
+// input to the whole call (plugin/policy/plan.h): the codec takes it as its reference range.
+// Read from the send buffer before this node's reduction writes recvData, so only where the
+// two do not overlap; in place, each piece's own range serves (a tighter bound).
+bool wants_call_range(const policy::Plan& p) {
+  return p.compress && p.lossy && p.params.codec == compress::CodecId::kQuantize &&
+         p.params.quantize.mode == compress::BoundMode::kRel;
+}
+
+double call_input_range(const Call& c, compress::Dtype dtype) {
+  const std::size_t bytes = c.count * c.elem;
+  const bool overlap = c.send < c.recv + bytes && c.recv < c.send + bytes;
+  return overlap ? 0.0 : compress::quantize_value_range(dtype, c.send, c.count);
+}
+
 }  // namespace
 
 void run_encode_job(void* arg) noexcept {
   auto* c = static_cast<Call*>(arg);
   try {
     const int n = c->comm->nodes();
+    double call_range = -1;  // read once, when a piece needs it
     for (int p = 0; p < n; ++p) {
       PeerPart& part = c->parts[static_cast<std::size_t>(p)];
       if (p == c->comm->me() || part.piece.count == 0 || !part.plan.compress) continue;
+      if (wants_call_range(part.plan)) {
+        if (call_range < 0) call_range = call_input_range(*c, part.plan.dtype);
+        part.plan.params.quantize.reference_range = call_range;
+      }
       const compress::Status s =
           encode_into(*c, part.plan, part.stream, c->send + part.piece.begin * c->elem, &part.frame,
                       &part.frame_bytes, &part.encode_ns);
@@ -145,6 +166,8 @@ void run_reduce_job(void* arg) noexcept {
       return c->reduce.finish(JobState::kFailed, std::string("no reduction ") +
                                                      policy::reduce_op_name(c->op) + " for " +
                                                      policy::dtype_name(c->dtype));
+    if (wants_call_range(c->result_plan))
+      c->result_plan.params.quantize.reference_range = call_input_range(*c, c->result_plan.dtype);
     if (c->result_plan.compress) {
       const compress::Status s =
           encode_into(*c, c->result_plan, c->result_stream, out, &c->result_frame,

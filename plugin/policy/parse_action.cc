@@ -27,7 +27,7 @@ struct KeyUse {
   unsigned codecs;
   const char* who;  // for the error message
 };
-constexpr std::array<KeyUse, 15> kKeyUses = {{
+constexpr std::array<KeyUse, 16> kKeyUses = {{
     {"checksum", kCompressed, "compressing codecs (quantize, threshold, cast, lossless)"},
     {"fallback", kLossy, "lossy codecs (quantize, threshold, cast)"},
     {"consistency", kLossy, "lossy codecs (quantize, threshold, cast)"},
@@ -35,6 +35,7 @@ constexpr std::array<KeyUse, 15> kKeyUses = {{
     {"error_bound", bit(CodecId::kQuantize), "codec \"quantize\""},
     {"row_length", bit(CodecId::kQuantize), "codec \"quantize\""},
     {"dedupe_rows", bit(CodecId::kQuantize), "codec \"quantize\""},
+    {"rice_codes", bit(CodecId::kQuantize), "codec \"quantize\""},
     {"eb_schedule", bit(CodecId::kQuantize), "codec \"quantize\""},
     {"streams", bit(CodecId::kQuantize), "codec \"quantize\""},
     {"keep", bit(CodecId::kThreshold), "codec \"threshold\""},
@@ -178,6 +179,8 @@ void PolicyParser::parse_quantize(const Json& obj, const std::string& ptr, Actio
       q.row_length == 0) {
     r_.fail(ptr + "/dedupe_rows", "needs row_length > 0 (rows are what is deduplicated)");
   }
+  if (obj.contains("rice_codes"))
+    r_.get_bool(obj["rice_codes"], ptr + "/rice_codes", &q.rice_codes);
   if (q.mode == compress::BoundMode::kRelRow && q.row_length == 0 && obj.contains("error_bound")) {
     r_.fail(eb_ptr + "/mode", "\"rel_row\" needs row_length > 0");
   }

@@ -20,8 +20,11 @@
 //   eb/(2(n-1)) each and the coded result eb/2, so the result is within
 //   (n-1)·eb/(2(n-1)) + eb/2 = eb of the sum of the exact inputs; a min or max takes one
 //   input, so its contribution gets eb/2 and the result eb/2. For a relative bound ("rel"),
-//   each coding is relative to the value range of its own input (a rank's piece, or the
-//   reduced piece), so the result is within eb times the largest of those ranges; rows
+//   the range is that of the message NCCL hands the plugin, the call, as on the ring: each
+//   coding is relative to the larger of its own input's range and the range of its node's
+//   input to the whole call (QuantizeParams::reference_range, set by plugin/collnet from the
+//   data), so the result is within eb times the largest of the nodes' call-input ranges and
+//   the reduced piece's range; the frames are Rice-coded (CPU only, compress/FORMAT.md); rows
 //   ("rel_row", row_length, dedupe_rows) do not apply, since NCCL cuts the tensor into calls
 //   without regard to them: "rel_row" is taken as "rel". Codecs that drop values (threshold)
 //   apply to sums only; a min or max gets the rule's fallback. Error feedback needs the

@@ -12,11 +12,10 @@ inline constexpr std::array<std::string_view, 6> kTop = {"$schema", "description
                                                          "tuner",   "rules",       "default"};
 // A rule is a name, a description, a match, and the keys of an action.
 inline constexpr std::array<std::string_view, 3> kRuleOnly = {"name", "description", "match"};
-inline constexpr std::array<std::string_view, 16> kAction = {
-    "codec",       "checksum",    "fallback",       "assume_dtype",
-    "error_bound", "row_length",  "dedupe_rows",    "eb_schedule",
-    "streams",     "consistency", "keep",           "refresh_every",
-    "sample_size", "value_dtype", "error_feedback", "to"};
+inline constexpr std::array<std::string_view, 17> kAction = {
+    "codec",         "checksum",    "fallback",    "assume_dtype",   "error_bound", "row_length",
+    "dedupe_rows",   "rice_codes",  "eb_schedule", "streams",        "consistency", "keep",
+    "refresh_every", "sample_size", "value_dtype", "error_feedback", "to"};
 inline constexpr std::array<std::string_view, 8> kMatch = {
     "collective", "dtype", "proto", "algo", "min_bytes", "max_bytes", "nranks", "comm"};
 inline constexpr std::array<std::string_view, 2> kErrorBound = {"mode", "value"};

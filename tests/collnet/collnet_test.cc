@@ -464,15 +464,23 @@ TEST(CollNetRatio, ThresholdKeep1PercentIsAtLeast20x) {
 
 // The issue asks for 5x. With a bound that holds for every element, 4 nodes
 // split rel 1e-3 into 1e-3/6 per contribution and 1e-3/2 for the result
-// (plugin/policy/plan.h); the quantize codec codes these gradients (pieces of
-// 16K elements) at 3.4x and 4.1x at those bounds, and even a single hop at the
-// whole 1e-3 reaches only 4.7x. The floor here is what the algorithm gives,
-// well above the ring's 2x ceiling (issue 23).
+// (plugin/policy/plan.h), each relative to the range of a node's input to the
+// whole call (the message NCCL hands the plugin, as on the ring), and the codes
+// are Rice-coded where the rule says rice_codes (CPU only, compress/FORMAT.md).
+// Taken relative to each piece's own range, even an ideal entropy coder stays
+// near 4.6x on these gradients (Student-t(3) noise: the range is set by rare
+// outliers); 3.70x bit-packed. Rice coding costs speed (config/README.md).
 TEST(CollNetRatio, QuantizeRel1em3) {
-  const double ratio = measured_ratio(
+  const double packed = measured_ratio(
       R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 1e-3})", 2, 1 << 20);
-  std::printf("collnet wire ratio, quantize rel 1e-3, 4 nodes, 4 MiB float32: %.2fx\n", ratio);
-  EXPECT_GE(ratio, 3.3);
+  std::printf("collnet wire ratio, quantize rel 1e-3, 4 nodes, 4 MiB float32: %.2fx\n", packed);
+  EXPECT_GE(packed, 4.0) << "bit-packed codes, relative to the call's range";
+  const double ratio = measured_ratio(
+      R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 1e-3}, "rice_codes": true)",
+      2, 1 << 20);
+  std::printf("collnet wire ratio, quantize rel 1e-3 + rice_codes, 4 nodes, 4 MiB float32: %.2fx\n",
+              ratio);
+  EXPECT_GE(ratio, 5.0) << "the issue's floor";
   const double loose = measured_ratio(
       R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 1e-2})", 2, 1 << 20);
   std::printf("collnet wire ratio, quantize rel 1e-2, 4 nodes, 4 MiB float32: %.2fx\n", loose);

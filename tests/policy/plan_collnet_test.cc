@@ -90,6 +90,30 @@ TEST(PlanCollNet, QuantizeGetsTheHopsShareAndNoRows) {
                         true, &h);
   ASSERT_TRUE(r.compress);
   EXPECT_DOUBLE_EQ(r.params.quantize.error_bound, 0.01 / 2);
+  // Rice-coded codes only where the rule asks (rice_codes) and only here, where the CPU codes
+  // and decodes; never on a path whose frames a GPU may decode. (The reference range is the
+  // call's, set by the collective network from the data, plugin/collnet/call_jobs.cc.)
+  EXPECT_FALSE(c.params.quantize.rice_codes) << "bit-packed unless the rule says rice_codes";
+  EXPECT_EQ(c.params.quantize.reference_range, 0.0);
+  auto rice = parse(rule(R"({"algo": "collnet"})",
+                         R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01},
+                            "rice_codes": true)"));
+  EXPECT_TRUE(plan_message(*rice, piece(CollNetHop::kContribution, ReduceOp::kSum, 4, 65536),
+                           Path::kCollNet, true, &h)
+                  .params.quantize.rice_codes);
+  EXPECT_TRUE(plan_message(*rice, piece(CollNetHop::kResult, ReduceOp::kSum, 4, 65536),
+                           Path::kCollNet, true, &h)
+                  .params.quantize.rice_codes);
+  auto any = parse(rule("{}", R"("codec": "quantize", "error_bound": {"mode": "rel", "value": 0.01},
+                                 "rice_codes": true)"));
+  MessageMeta a2a = piece(CollNetHop::kNone, ReduceOp::kSum, 4, 65536);
+  a2a.collective = Collective::kAllToAll;
+  a2a.algo = Algo::kUnknown;
+  for (Path path : {Path::kHost, Path::kGpuStaged}) {
+    const Plan h2 = plan_message(*any, a2a, path, true, nullptr);
+    EXPECT_TRUE(h2.compress && h2.lossy) << static_cast<int>(path);
+    EXPECT_FALSE(h2.params.quantize.rice_codes) << static_cast<int>(path);
+  }
   // Each hop of each piece of each tensor is a stream of its own.
   EXPECT_EQ(c.stream, (StreamKey{0, 64 * 65536 / 4, 4096, 1}));
   EXPECT_EQ(r.stream, (StreamKey{0, 64 * 65536 / 4, 4096, 2}));

@@ -67,6 +67,8 @@ transport::Status gpu_recv_start(RecvComm* c, RecvRequest* r) {
     } else {
       compress::FrameInfo info{};
       st = check_frame(got, &info);
+      // Frames only the CPU decodes (the collective network's) never reach a GPU buffer.
+      if (st.ok()) st = compress::gpu_decodable(got.staged);
     }
     if (!st.ok()) {
       fail(r, i, st.message());

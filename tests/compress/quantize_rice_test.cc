@@ -1,0 +1,295 @@
+// The quantize body's Rice-coded payload (flag 0x02, CPU only) and the reference range: the
+// same codes as the bit-packed body, so the same decoded bits; fewer bytes on heavy-tailed
+// gradients; every malformed payload refused before anything is written; frames the CUDA
+// decoder must not see are named by gpu_decodable.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compress/codec.h"
+#include "compress/quantize.h"
+#include "tests/compress/test_data.h"
+
+namespace squeeze::compress {
+namespace {
+
+QuantizeParams params(BoundMode mode, double eb, bool rice, uint32_t row_length = 0,
+                      bool dedupe = false) {
+  QuantizeParams p;
+  p.mode = mode;
+  p.error_bound = eb;
+  p.row_length = row_length;
+  p.dedupe_rows = dedupe;
+  p.rice_codes = rice;
+  return p;
+}
+
+std::vector<uint8_t> encode_body(const std::vector<uint8_t>& in, Dtype d, std::size_t n,
+                                 const QuantizeParams& qp) {
+  CodecParams cp;
+  cp.codec = CodecId::kQuantize;
+  cp.quantize = qp;
+  EncodeRequest req{d, in.data(), n, &cp, nullptr};
+  std::vector<uint8_t> body(quantize_body_bound(req));
+  std::size_t written = 0;
+  const Status st = quantize_body_encode(req, body, &written);
+  EXPECT_TRUE(st.ok()) << st.message();
+  body.resize(written);
+  return body;
+}
+
+std::vector<uint8_t> decode_body(const std::vector<uint8_t>& body, Dtype d, std::size_t n) {
+  testdata::Guarded out(n * dtype_size(d));
+  const Status st = quantize_body_decode(body, d, n, out.span());
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(out.guards_intact());
+  return std::vector<uint8_t>(out.data(), out.data() + n * dtype_size(d));
+}
+
+// Student-t(3) gradients in layers of different scales, as the collective network's tests.
+std::vector<float> gradients(std::size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::student_t_distribution<double> t3(3.0);
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double scale = std::pow(10.0, -4.0 + 2.0 * static_cast<double>((i / 4096) % 5) / 4);
+    v[i] = static_cast<float>(t3(rng) * scale);
+  }
+  return v;
+}
+
+std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+TEST(QuantizeRice, DecodesToTheSameBitsAsThePackedBodyForEveryDistributionSizeDtypeAndMode) {
+  const std::vector<QuantizeParams> modes = {params(BoundMode::kAbs, 1e-3, true),
+                                             params(BoundMode::kAbs, 0.25, true),
+                                             params(BoundMode::kRel, 1e-2, true),
+                                             params(BoundMode::kRel, 1e-6, true),
+                                             params(BoundMode::kRelRow, 1e-2, true, 64),
+                                             params(BoundMode::kRel, 1e-2, true, 16, true),
+                                             params(BoundMode::kRelRow, 1e-3, true, 7, true)};
+  const std::vector<std::size_t> sizes = {0, 1, 2, 63, 64, 65, 1023, 1025, 4097, 65537};
+  for (Dtype d : {Dtype::kFloat32, Dtype::kBfloat16, Dtype::kFloat16}) {
+    for (testdata::Dist dist : testdata::all_dists()) {
+      for (std::size_t n : sizes) {
+        const auto in = testdata::to_dtype(testdata::make_floats(dist, n, n + 7), d);
+        for (std::size_t m = 0; m < modes.size(); ++m) {
+          SCOPED_TRACE(std::string(dtype_name(d)) + " " + testdata::dist_name(dist) +
+                       " n=" + std::to_string(n) + " mode#" + std::to_string(m));
+          QuantizeParams packed = modes[m];
+          packed.rice_codes = false;
+          const std::vector<uint8_t> rb = encode_body(in, d, n, modes[m]);
+          const std::vector<uint8_t> pb = encode_body(in, d, n, packed);
+          ASSERT_GE(rb.size(), kQuantizeHeaderBytes);
+          EXPECT_EQ(rb[1] & kQuantizeFlagRice, kQuantizeFlagRice);
+          QuantizeLayout q;
+          const Status st = parse_quantize_body(rb, d, n, &q);
+          ASSERT_TRUE(st.ok()) << st.message();
+          EXPECT_TRUE(q.rice);
+          EXPECT_EQ(decode_body(rb, d, n), decode_body(pb, d, n));
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizeRice, CodesHeavyTailedGradientsInFewerBytesThanPacking) {
+  const std::size_t n = 1 << 16;
+  const auto in = bytes_of(gradients(n, 3));
+  for (double eb : {1e-3 / 6, 1e-3 / 2, 1e-2}) {
+    const std::size_t rice =
+        encode_body(in, Dtype::kFloat32, n, params(BoundMode::kRel, eb, true)).size();
+    const std::size_t packed =
+        encode_body(in, Dtype::kFloat32, n, params(BoundMode::kRel, eb, false)).size();
+    std::printf("rel %.3g: packed %.3f, Rice %.3f bits per element\n", eb,
+                8.0 * static_cast<double>(packed) / static_cast<double>(n),
+                8.0 * static_cast<double>(rice) / static_cast<double>(n));
+    EXPECT_LT(rice, packed * 9 / 10) << "rel " << eb;
+  }
+}
+
+TEST(QuantizeRice, EveryCodeWidthAndEscapeRoundTrips) {
+  // Blocks whose codes need every Rice parameter, and outliers past the 32-zero escape.
+  std::vector<float> v;
+  for (int k = 0; k <= 29; ++k) {
+    for (int i = 0; i < 64; ++i) {
+      const double mag = std::ldexp(1.0, k) * (0.5 + (i % 7) / 8.0);
+      v.push_back(static_cast<float>((i % 2 ? -1 : 1) * (i == 5 ? mag * 1000 : mag)));
+    }
+  }
+  const auto in = bytes_of(v);
+  const QuantizeParams qp = params(BoundMode::kAbs, 0.5, true);
+  const std::vector<uint8_t> body = encode_body(in, Dtype::kFloat32, v.size(), qp);
+  const std::vector<uint8_t> out = decode_body(body, Dtype::kFloat32, v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    float y;
+    std::memcpy(&y, out.data() + 4 * i, 4);
+    ASSERT_LE(std::fabs(static_cast<double>(y) - v[i]), 0.5) << i;
+  }
+}
+
+TEST(QuantizeRice, ReferenceRangeIsWhatARelativeBoundIsTakenOf) {
+  const std::size_t n = 4096;
+  const auto v = gradients(n, 5);
+  const auto in = bytes_of(v);
+  const double own = quantize_value_range(Dtype::kFloat32, in.data(), n);
+  ASSERT_GT(own, 0);
+  QuantizeParams qp = params(BoundMode::kRel, 1e-3, true);
+  const std::size_t alone = encode_body(in, Dtype::kFloat32, n, qp).size();
+  qp.reference_range = own / 2;  // smaller than its own range: its own range holds
+  QuantizeLayout q;
+  std::vector<uint8_t> body = encode_body(in, Dtype::kFloat32, n, qp);
+  ASSERT_TRUE(parse_quantize_body(body, Dtype::kFloat32, n, &q).ok());
+  EXPECT_DOUBLE_EQ(q.bound_abs, 1e-3 * own);
+  EXPECT_EQ(body.size(), alone);
+  qp.reference_range = own * 8;
+  body = encode_body(in, Dtype::kFloat32, n, qp);
+  ASSERT_TRUE(parse_quantize_body(body, Dtype::kFloat32, n, &q).ok());
+  EXPECT_DOUBLE_EQ(q.bound_abs, 1e-3 * own * 8);  // the header states the bound it met
+  EXPECT_LT(body.size(), alone);
+  const std::vector<uint8_t> out = decode_body(body, Dtype::kFloat32, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    float y;
+    std::memcpy(&y, out.data() + 4 * i, 4);
+    ASSERT_LE(std::fabs(static_cast<double>(y) - v[i]), q.bound_abs) << i;
+  }
+}
+
+TEST(QuantizeRice, RejectsABadReferenceRange) {
+  const std::vector<uint8_t> in(64 * 4, 0);
+  CodecParams cp;
+  cp.codec = CodecId::kQuantize;
+  EncodeRequest req{Dtype::kFloat32, in.data(), 64, &cp, nullptr};
+  std::vector<uint8_t> body(quantize_body_bound(req));
+  std::size_t written = 0;
+  for (double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    cp.quantize = params(BoundMode::kRel, 1e-3, true);
+    cp.quantize.reference_range = bad;
+    const Status st = quantize_body_encode(req, body, &written);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("reference_range"), std::string::npos) << st.message();
+  }
+  cp.quantize = params(BoundMode::kAbs, 1e-3, true);
+  cp.quantize.reference_range = 1.0;  // abs has no range
+  EXPECT_EQ(quantize_body_encode(req, body, &written).code(), Status::Code::kInvalidArgument);
+}
+
+// A Rice-coded body to break: one block of varied codes, one all-zero block, one partial.
+std::vector<uint8_t> sample_body(std::size_t* n_out) {
+  std::vector<float> v(64 * 3 - 9, 0.0f);
+  for (std::size_t i = 0; i < 64; ++i) v[i] = static_cast<float>(i % 11) - 5.0f;
+  for (std::size_t i = 128; i < v.size(); ++i) v[i] = static_cast<float>(i % 3);
+  *n_out = v.size();
+  return encode_body(bytes_of(v), Dtype::kFloat32, v.size(), params(BoundMode::kAbs, 0.5, true));
+}
+
+// Decoding must fail with `code` and a message naming `what`, and write nothing.
+void expect_refused(const std::vector<uint8_t>& body, std::size_t n, Status::Code code,
+                    const std::string& what) {
+  QuantizeLayout q;
+  const Status parsed = parse_quantize_body(body, Dtype::kFloat32, n, &q);
+  EXPECT_EQ(parsed.code(), code) << parsed.message();
+  EXPECT_NE(parsed.message().find(what), std::string::npos) << parsed.message();
+  std::vector<uint8_t> dst(n * 4, 0xA5);
+  const Status st = quantize_body_decode(body, Dtype::kFloat32, n, dst);
+  EXPECT_EQ(st.code(), code) << st.message();
+  EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  for (uint8_t b : dst) ASSERT_EQ(b, 0xA5) << "written before the body was refused";
+}
+
+TEST(QuantizeRice, MalformedPayloadsAreRefusedBeforeAnythingIsWritten) {
+  std::size_t n = 0;
+  const std::vector<uint8_t> good = sample_body(&n);
+  QuantizeLayout q;
+  ASSERT_TRUE(parse_quantize_body(good, Dtype::kFloat32, n, &q).ok());
+  ASSERT_EQ(q.n_blocks, 3u);
+  ASSERT_EQ(q.n_escapes, 0u);
+  ASSERT_GT(q.widths[0], 0);
+  ASSERT_EQ(q.widths[1], 0);
+  ASSERT_GT(q.payload.size(), 2u);
+  const std::size_t widths = q.widths_offset, payload = q.payload_offset;
+  {
+    auto b = good;  // one byte short: the last code runs past the end
+    b.pop_back();
+    expect_refused(b, n, Status::Code::kCorrupt, "runs past the payload's end");
+  }
+  {
+    auto b = good;  // a stray byte before the escapes
+    b.push_back(0);
+    expect_refused(b, n, Status::Code::kCorrupt, "stray bytes");
+  }
+  {
+    auto b = good;  // a Rice parameter past k = 30
+    b[widths] = 32;
+    expect_refused(b, n, Status::Code::kCorrupt, "Rice parameter 32");
+  }
+  {
+    auto b = good;  // an unknown flag
+    b[1] |= 0x04;
+    expect_refused(b, n, Status::Code::kCorrupt, "unknown flags");
+  }
+  {
+    auto b = good;  // k = 30 with a quotient: a code of more than 30 bits
+    b[widths] = 31;
+    std::fill(b.begin() + static_cast<std::ptrdiff_t>(payload), b.end(), 0x02);
+    expect_refused(b, n, Status::Code::kCorrupt, "more than 30");
+  }
+  {
+    auto b = good;  // all zero bits: escapes that run past the end
+    std::fill(b.begin() + static_cast<std::ptrdiff_t>(payload), b.end(), 0x00);
+    expect_refused(b, n, Status::Code::kCorrupt, "runs past the payload's end");
+  }
+  {
+    auto b = good;  // nonzero padding bits after the last code (when there are any)
+    QuantizeLayout ql;
+    ASSERT_TRUE(parse_quantize_body(b, Dtype::kFloat32, n, &ql).ok());
+    const uint8_t last = b.back();
+    if (last != 0xFF && (last & 0x80) == 0) {
+      b.back() = static_cast<uint8_t>(last | 0x80);
+      expect_refused(b, n, Status::Code::kCorrupt, "padding bits");
+    }
+  }
+  {
+    auto b = good;  // escapes claimed that the body cannot hold
+    b[36] = 0xFF;
+    b[37] = 0;
+    expect_refused(b, n, Status::Code::kCorrupt, "n_escapes");
+  }
+}
+
+TEST(QuantizeRice, GpuDecodableNamesTheFramesOnlyTheCpuReads) {
+  const auto v = gradients(4096, 9);
+  const auto in = bytes_of(v);
+  CodecParams cp;
+  cp.codec = CodecId::kQuantize;
+  cp.quantize = params(BoundMode::kRel, 1e-3, true);
+  EncodeRequest req{Dtype::kFloat32, in.data(), v.size(), &cp, nullptr};
+  std::vector<uint8_t> frame(max_frame_bytes(req));
+  std::size_t bytes = 0;
+  ASSERT_TRUE(encode_frame(req, frame, &bytes).ok());
+  frame.resize(bytes);
+  const Status st = gpu_decodable(frame);
+  EXPECT_EQ(st.code(), Status::Code::kUnsupported);
+  EXPECT_NE(st.message().find("Rice"), std::string::npos) << st.message();
+  std::vector<uint8_t> out(in.size());
+  std::size_t written = 0;
+  EXPECT_TRUE(decode_frame(frame, out, &written).ok());  // the CPU reads it
+
+  cp.quantize.rice_codes = false;
+  std::vector<uint8_t> packed(max_frame_bytes(req));
+  ASSERT_TRUE(encode_frame(req, packed, &bytes).ok());
+  packed.resize(bytes);
+  EXPECT_TRUE(gpu_decodable(packed).ok());
+}
+
+}  // namespace
+}  // namespace squeeze::compress
