@@ -21,6 +21,23 @@ inline void push_bits(uint64_t base_index, uint32_t mask, std::vector<uint64_t>*
   }
 }
 
+#if defined(__SSE2__)
+// Bit k set where element k of the 16 float32 bit patterns w0..w3 has magnitude bits above t
+// (mask clears the sign): the lanes threshold_scan_f32 and threshold_scan_feedback keep.
+inline uint32_t lanes_above(__m128i w0, __m128i w1, __m128i w2, __m128i w3, __m128i mask,
+                            __m128i t) {
+  const __m128i c0 = _mm_cmpgt_epi32(_mm_and_si128(w0, mask), t);
+  const __m128i c1 = _mm_cmpgt_epi32(_mm_and_si128(w1, mask), t);
+  const __m128i c2 = _mm_cmpgt_epi32(_mm_and_si128(w2, mask), t);
+  const __m128i c3 = _mm_cmpgt_epi32(_mm_and_si128(w3, mask), t);
+  const __m128i any = _mm_or_si128(_mm_or_si128(c0, c1), _mm_or_si128(c2, c3));
+  if (_mm_movemask_epi8(any) == 0) return 0;
+  return static_cast<uint32_t>(
+      _mm_movemask_ps(_mm_castsi128_ps(c0)) | (_mm_movemask_ps(_mm_castsi128_ps(c1)) << 4) |
+      (_mm_movemask_ps(_mm_castsi128_ps(c2)) << 8) | (_mm_movemask_ps(_mm_castsi128_ps(c3)) << 12));
+}
+#endif
+
 // Scalar tail / fallback for [i, n).
 template <typename U>
 void scan_scalar(const uint8_t* base, uint64_t i, uint64_t n, U tau_bits,
@@ -43,16 +60,9 @@ bool threshold_scan_f32(const uint8_t* base, uint64_t n, uint32_t tau_bits, uint
   const __m128i t = _mm_set1_epi32(static_cast<int32_t>(tau_bits - 1));  // a > t  <=>  a >= tau
   for (; i + 16 <= n; i += 16) {
     const auto* p = reinterpret_cast<const __m128i*>(base + 4 * i);
-    const __m128i c0 = _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(p + 0), mask), t);
-    const __m128i c1 = _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(p + 1), mask), t);
-    const __m128i c2 = _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(p + 2), mask), t);
-    const __m128i c3 = _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(p + 3), mask), t);
-    const __m128i any = _mm_or_si128(_mm_or_si128(c0, c1), _mm_or_si128(c2, c3));
-    if (_mm_movemask_epi8(any) == 0) continue;
-    const auto bits = static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(c0)) |
-                                            (_mm_movemask_ps(_mm_castsi128_ps(c1)) << 4) |
-                                            (_mm_movemask_ps(_mm_castsi128_ps(c2)) << 8) |
-                                            (_mm_movemask_ps(_mm_castsi128_ps(c3)) << 12));
+    const uint32_t bits = lanes_above(_mm_loadu_si128(p + 0), _mm_loadu_si128(p + 1),
+                                      _mm_loadu_si128(p + 2), _mm_loadu_si128(p + 3), mask, t);
+    if (bits == 0) continue;
     push_bits(i, bits, out);
     if (out->size() > max_kept) return false;
   }
@@ -152,16 +162,9 @@ bool threshold_scan_feedback(Dtype dt, const uint8_t* base, const float* r, uint
       _mm_storeu_ps(ybuf + i + 4, y1);
       _mm_storeu_ps(ybuf + i + 8, y2);
       _mm_storeu_ps(ybuf + i + 12, y3);
-      const __m128i c0 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y0), mask), t);
-      const __m128i c1 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y1), mask), t);
-      const __m128i c2 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y2), mask), t);
-      const __m128i c3 = _mm_cmpgt_epi32(_mm_and_si128(_mm_castps_si128(y3), mask), t);
-      const __m128i any = _mm_or_si128(_mm_or_si128(c0, c1), _mm_or_si128(c2, c3));
-      if (_mm_movemask_epi8(any) == 0) continue;
-      const auto bits = static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(c0)) |
-                                              (_mm_movemask_ps(_mm_castsi128_ps(c1)) << 4) |
-                                              (_mm_movemask_ps(_mm_castsi128_ps(c2)) << 8) |
-                                              (_mm_movemask_ps(_mm_castsi128_ps(c3)) << 12));
+      const uint32_t bits = lanes_above(_mm_castps_si128(y0), _mm_castps_si128(y1),
+                                        _mm_castps_si128(y2), _mm_castps_si128(y3), mask, t);
+      if (bits == 0) continue;
       push_bits(i, bits, out);
       if (out->size() > max_kept) return false;
     }
