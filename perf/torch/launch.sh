@@ -262,9 +262,9 @@ run_train() {
     echo "SKIP: $PLUGIN does not know SQUEEZE_MAX_RATE (per-connection TCP pacing); uncapped, the loopback is no slow link"
     return 77
   fi
-  local failed=0 m rate variant policy cpolicy script tol tag rc curves margs route_env
+  local failed=0 m model rate variant policy cpolicy script tol tag rc curves margs route_env
   for m in $MODELS; do
-    route_env=()
+    route_env=() model=$m
     if [[ $m == dlrm ]]; then
       # 8 tables of 64 floats for 16384 samples: 16 MiB of pooled embeddings each way per step.
       script=$HERE/dlrm_tiny.py cpolicy=$HERE/dlrm-quantize.json tol=$TOL margs=(--batch 16384)
@@ -275,15 +275,14 @@ run_train() {
         # Every rank is a node of its own (NCCL_HOSTID), so two ranks pass CollNet's node
         # threshold; all-reduce may only take CollNetChain, so NCCL fails rather than ring.
         cpolicy=$SRC/perf/collective/policies/collnet-threshold.json
-        route_env=(NCCL_COLLNET_ENABLE=1 "NCCL_ALGO=Ring;AllReduce:CollNetChain")
+        route_env=(NCCL_COLLNET_ENABLE=1 "NCCL_ALGO=Ring;AllReduce:CollNetChain") model=$m-collnet
       fi
     fi
     curves=()
     for rate in $RATES; do
       for variant in raw compressed; do
         [[ $variant == raw ]] && policy=$SRC/config/off.json || policy=$cpolicy
-        tag=train-$m-${rate}g-$variant
-        [[ ${#route_env[@]} -gt 0 ]] && tag=train-$m-collnet-${rate}g-$variant
+        tag=train-$model-${rate}g-$variant
         RUN_ENV=(SQUEEZE_MAX_RATE=$rate SQUEEZE_TRANSPORT=tcp NCCL_MAX_NCHANNELS=$CHANNELS
                  NCCL_NCHANNELS_PER_NET_PEER=$CHANNELS)
         [[ $variant == compressed ]] && RUN_ENV+=("${route_env[@]}")
@@ -299,8 +298,6 @@ run_train() {
         curves+=("$variant ${rate} Gbit/s=$OUT/$tag.csv")
       done
       ((DRY)) && continue
-      local model=$m
-      [[ ${#route_env[@]} -gt 0 ]] && model=$m-collnet
       train_compare "$model" "$rate" "$OUT/train-$model-${rate}g-raw.json" \
         "$OUT/train-$model-${rate}g-compressed.json" \
         "$tol" "$(basename "$cpolicy")" || failed=1
