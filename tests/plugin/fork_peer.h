@@ -2,6 +2,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +15,13 @@ class ForkPeer {
  public:
   // body returns the child's exit code (0 = success). The child never returns to gtest.
   explicit ForkPeer(const std::function<int()>& body) {
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
+      // Never outlives its parent: a peer left stopped (SIGSTOP) by a parent that crashed
+      // would hold ctest's output pipe open until the test's timeout.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(97);
       int code = 99;
       try {
         code = body();

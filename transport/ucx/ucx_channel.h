@@ -88,6 +88,8 @@ class Channel {
   // Close without flushing (the comm is being torn down with operations outstanding).
   void set_force_close() { force_close_ = true; }
   void note_sent() { sent_ = true; }
+  // The peer stalled mid-transfer: the worker must not be destroyed (ucx_session.h).
+  void keep_worker_until_exit() { session_->keep_worker_until_exit(); }
 
   const Session& session() const { return *session_; }
   const Api& api() const { return session_->api(); }

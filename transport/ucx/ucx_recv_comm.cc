@@ -208,7 +208,10 @@ Status UcxRecvComm::test(int slot, bool* done, std::span<Received> out) {
     if (!error_.ok()) return error_;
     if (Status s = settle(op); !s.ok()) return error_ = s;
     if (op.filled < op.n) {
-      if (Status s = check_stall(op); !s.ok()) return error_ = s;
+      if (Status s = check_stall(op); !s.ok()) {
+        ch_->keep_worker_until_exit();
+        return error_ = s;
+      }
       return Status::Ok();
     }
   }

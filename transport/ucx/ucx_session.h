@@ -48,6 +48,13 @@ class Session {
   uint32_t next_comm_id() { return next_comm_id_.fetch_add(1, std::memory_order_relaxed); }
   // Keeps a closed endpoint's state until the worker is gone.
   void retire(std::unique_ptr<EpState> state);
+  // A comm failed because its peer stalled mid-transfer. UCX may still hold a wire-up reply
+  // to that peer which it cannot send, and destroying the worker then aborts the process
+  // inside UCX 1.13 (ucp_request.c:684, "got REP message", from ucp_worker_destroy), even
+  // once the peer has died. So such a session leaves its worker and context, and what UCX
+  // may still call into (the retired endpoint states), to the process's exit: the job gets
+  // its error and can close its comms, at the cost of one worker's memory and threads.
+  void keep_worker_until_exit() { keep_worker_.store(true, std::memory_order_relaxed); }
 
  private:
   explicit Session(std::shared_ptr<const Library> lib) : lib_(std::move(lib)) {}
@@ -59,6 +66,7 @@ class Session {
   std::atomic<uint32_t> next_comm_id_{1};
   std::mutex retired_mu_;
   std::vector<std::unique_ptr<EpState>> retired_;
+  std::atomic<bool> keep_worker_{false};
 };
 
 // Hands out the live session, creating one when there is none (thread-safe).
