@@ -76,6 +76,32 @@ TEST(BusyClock, LooksOnlyWhileTheLinkMayBeBusyAndNotTooOften) {
   EXPECT_FALSE(c.look_before_write(t + microseconds(900)));
 }
 
+// A multi-stream connection's helper threads write without the clock seeing the write: the
+// first write since a look starts a busy spell from its own time, and the looks go on until
+// the sockets are seen empty. Parts handed out and not yet written are not busy.
+TEST(BusyClock, AHelpersWriteStartsABusySpellFromWhenItBegan) {
+  const Clock::time_point t{};
+  BusyClock c(t);
+  EXPECT_FALSE(c.look_due(t + microseconds(500))) << "parts handed out, none written: idle";
+  c.began(t + microseconds(1000));
+  EXPECT_TRUE(c.busy());
+  EXPECT_TRUE(c.look_due(t + microseconds(1030))) << "the poller must look to see the end";
+  c.poll(t + microseconds(1030), kUnsent);
+  c.began(t + microseconds(1040));  // another write while busy: the spell goes on from 1000
+  c.poll(t + microseconds(1100), kDrained);
+  EXPECT_DOUBLE_EQ(c.busy_us(), 100) << "the 1000 us before the first write were the CPU's";
+  EXPECT_FALSE(c.look_due(t + microseconds(1200)));
+  // A write stamped before the last look, handed over after it: counts from the look.
+  c.began(t + microseconds(1050));
+  c.poll(t + microseconds(1150), kDrained);
+  EXPECT_DOUBLE_EQ(c.busy_us(), 150);
+  // The poller away for 5 ms after a helper's write, the bytes gone by then: busy, unsure.
+  c.began(t + microseconds(2000));
+  c.poll(t + microseconds(7000), kDrained);
+  EXPECT_DOUBLE_EQ(c.busy_us(), 5150);
+  EXPECT_DOUBLE_EQ(c.unsure_us(), 5000);
+}
+
 TEST(BusyClock, APauseLongerThanAMillisecondBeforeTheNextMessageIsAway) {
   const Clock::time_point t{};
   BusyClock c(t);

@@ -26,6 +26,15 @@ class BusyClock {
     last_ = t1;
     backlog_ = after;
   }
+  // Another thread (a multi-stream connection's helper, stream_set.h) began writing into one
+  // of the connection's sockets at `t`, its first write since the last look. From then on the
+  // link may be busy, as after a write of our own; the next look says until when. Without this
+  // a look that found the sockets empty would end the looking while a helper moved a part.
+  void began(Clock::time_point t) {
+    if (backlog_.busy) return;  // already counted as busy from the last look on
+    if (t < last_) t = last_;   // a write the last look may already have seen the end of
+    poll(t, TcpBacklog{.busy = true});
+  }
   // True when a write at `now` should first look at the socket: the link may still be busy and
   // the last look is long ago, so without one the gap would be unsure.
   bool look_before_write(Clock::time_point now) const {

@@ -44,13 +44,15 @@ class StreamThread {
     std::atomic<int>* left = nullptr;
   };
   StreamThread(StreamSet::Dir dir, std::vector<int> fds, std::vector<int> stream_index,
-               std::string peer, FailBox* fail, std::atomic<int>* outstanding, int stall_timeout_ms)
+               std::string peer, FailBox* fail, std::atomic<int>* outstanding,
+               std::atomic<int64_t>* first_write, int stall_timeout_ms)
       : dir_(dir),
         fds_(std::move(fds)),
         index_(std::move(stream_index)),
         peer_(std::move(peer)),
         fail_(fail),
         outstanding_(outstanding),
+        first_write_(first_write),
         stall_(fds_.size(), StallWatch(dir == StreamSet::Dir::kRecv ? stall_timeout_ms : 0)),
         wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (wake_ < 0)
@@ -105,6 +107,15 @@ class StreamThread {
     const StallWatch& w = stall_[static_cast<std::size_t>(local)];
     return stall_error(peer_, w.waited_s(), bytes_progress(w), missing);
   }
+  // Stamps the first write since the link measurement last looked (StreamSet::take_first_write):
+  // one atomic load per write, and a clock read once per look.
+  void note_write() {
+    if (first_write_->load(std::memory_order_relaxed) != 0) return;
+    int64_t none = 0;
+    first_write_->compare_exchange_strong(
+        none, std::chrono::steady_clock::now().time_since_epoch().count(),
+        std::memory_order_relaxed);
+  }
   // Moves the socket's parts until it would block; false on an error (already reported).
   bool move(int local, std::deque<Task>& q) {
     while (!q.empty()) {
@@ -115,6 +126,7 @@ class StreamThread {
         const auto len = static_cast<std::size_t>(std::min(t.bytes - t.done, kMaxIo));
         sock::Io io;
         if (dir_ == StreamSet::Dir::kSend) {
+          note_write();
           iovec iov{t.data + t.done, len};
           io = sock::writev_once(fds_[local], &iov, 1, &n, &err);
         } else {
@@ -219,6 +231,7 @@ class StreamThread {
   std::string peer_;
   FailBox* fail_;
   std::atomic<int>* outstanding_;
+  std::atomic<int64_t>* first_write_;
   std::vector<StallWatch> stall_;  // per socket; used by the thread alone
   int wake_ = -1;
   std::mutex mu_;
@@ -238,8 +251,9 @@ StreamSet::StreamSet(Dir dir, std::vector<sock::Fd> fds, int nthreads, std::stri
       mine.push_back(fds_[static_cast<std::size_t>(s)].get());
       index.push_back(s + 1);  // stream 0 is the control socket
     }
-    threads_.push_back(std::make_unique<StreamThread>(
-        dir_, std::move(mine), std::move(index), peer_, &fail_, &outstanding_, stall_timeout_ms));
+    threads_.push_back(std::make_unique<StreamThread>(dir_, std::move(mine), std::move(index),
+                                                      peer_, &fail_, &outstanding_, &first_write_,
+                                                      stall_timeout_ms));
   }
 }
 
@@ -268,6 +282,13 @@ uint64_t StreamSet::bytes_acked() const {
     if (tcp_counters(fd.get(), &c)) sum += c.bytes_acked;
   }
   return sum;
+}
+
+std::optional<std::chrono::steady_clock::time_point> StreamSet::take_first_write() {
+  if (first_write_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+  const int64_t t = first_write_.exchange(0, std::memory_order_relaxed);
+  if (t == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(t));
 }
 
 TcpBacklog StreamSet::backlog() const {

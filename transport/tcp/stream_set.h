@@ -13,9 +13,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,10 @@ class StreamSet {
   // Sums and ORs over the data sockets, for the link measurement.
   uint64_t bytes_acked() const;
   TcpBacklog backlog() const;
+  // When a helper thread began its first write since the last call (sending sets), or nullopt
+  // when none wrote since. The link measurement's start of a busy spell: parts handed out and
+  // not yet written are time the helpers were not running, not time the network was busy.
+  std::optional<std::chrono::steady_clock::time_point> take_first_write();
   const std::vector<sock::Fd>& fds() const { return fds_; }
 
  private:
@@ -72,6 +78,8 @@ class StreamSet {
   std::string peer_;
   FailBox fail_;
   std::atomic<int> outstanding_{0};
+  // steady_clock's count at the first write since take_first_write(); 0: none.
+  std::atomic<int64_t> first_write_{0};
   int next_ = 0;  // the socket the next payload's first part goes on
   std::vector<std::unique_ptr<StreamThread>> threads_;
 };

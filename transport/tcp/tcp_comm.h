@@ -88,6 +88,8 @@ class TcpSendComm final : public SendComm {
   Status failure() const;      // the connection's error: the control socket's or a data socket's
   void poll_busy();            // a look at the socket while bytes written may still be queued
   TcpBacklog backlog() const;  // over the control and data sockets
+  // A helper thread's first write since the last look starts a busy spell (BusyClock::began).
+  void note_stream_writes(std::chrono::steady_clock::time_point now);
   sock::Fd fd_;
   std::string peer_;
   SlotRing<Op, kSlots> ring_;
