@@ -49,24 +49,6 @@ void print_header(const RunInfo& info) {
   std::fflush(stdout);
 }
 
-TableRow table_row(const Row& r) {
-  TableRow t;
-  t.bytes = r.bytes;
-  t.count = r.count;
-  t.type = r.type;
-  t.redop = r.redop;
-  t.time_us = r.time_us;
-  t.algbw = r.algbw;
-  t.busbw = r.busbw;
-  t.wrong = r.wrong;
-  t.have_ratio = r.have_ratio;
-  t.ratio = r.ratio;
-  t.max_err = r.max_err;
-  t.bound = r.bound;
-  t.agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
-  return t;
-}
-
 void print_baseline(const Row& main, const Row& baseline) {
   char ratio[32] = "-";
   if (baseline.have_ratio) std::snprintf(ratio, sizeof ratio, "%.2f", baseline.ratio);
