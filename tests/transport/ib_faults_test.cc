@@ -237,11 +237,7 @@ TEST(IbFaults, StalledPartFailsAtTheStallDeadline) {
   IbPair p;
   sock::SocketOptions so;
   so.stall_timeout_ms = 400;
-  std::string why;
-  p.a = open_transport_with(p.fake.api(), test_options("fake_0", 2), so, &why);
-  ASSERT_NE(p.a, nullptr) << why;
-  p.b = open_transport_with(p.fake.api(), test_options("fake_1", 2), so, &why);
-  ASSERT_NE(p.b, nullptr) << why;
+  p.open(2, so);
   p.connect();
   std::vector<uint8_t> src(4 << 20, 7), dst(4 << 20);
   RecvItem ri{1, dst.data(), dst.size()};
@@ -289,11 +285,7 @@ TEST(IbFaults, PartsThatKeepArrivingAreNotStalled) {
   IbPair p;
   sock::SocketOptions so;
   so.stall_timeout_ms = 300;
-  std::string why;
-  p.a = open_transport_with(p.fake.api(), test_options("fake_0", 4), so, &why);
-  ASSERT_NE(p.a, nullptr) << why;
-  p.b = open_transport_with(p.fake.api(), test_options("fake_1", 4), so, &why);
-  ASSERT_NE(p.b, nullptr) << why;
+  p.open(4, so);
   p.connect();
   std::vector<uint8_t> src(1 << 20, 9), dst(1 << 20);
   RecvItem ri{1, dst.data(), dst.size()};
