@@ -1,9 +1,10 @@
 #include "perf/collective/table.h"
 
-#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
+
+#include "perf/common/row_fields.h"
 
 namespace squeeze::perf {
 
@@ -48,24 +49,6 @@ void print_header(const RunInfo& info) {
   std::fflush(stdout);
 }
 
-TableRow table_row(const Row& r) {
-  TableRow t;
-  t.bytes = r.bytes;
-  t.count = r.count;
-  t.type = r.type;
-  t.redop = r.redop;
-  t.time_us = r.time_us;
-  t.algbw = r.algbw;
-  t.busbw = r.busbw;
-  t.wrong = r.wrong;
-  t.have_ratio = r.have_ratio;
-  t.ratio = r.ratio;
-  t.max_err = r.max_err;
-  t.bound = r.bound;
-  t.agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
-  return t;
-}
-
 void print_baseline(const Row& main, const Row& baseline) {
   char ratio[32] = "-";
   if (baseline.have_ratio) std::snprintf(ratio, sizeof ratio, "%.2f", baseline.ratio);
@@ -78,43 +61,20 @@ void print_baseline(const Row& main, const Row& baseline) {
 }
 
 void print_json(const Row& r, const RunInfo& info) {
-  auto num = [](double v) {
-    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-  };
-  nlohmann::json j = {
-      {"bench", "squeeze-perf"},
-      {"collective", r.collective},
-      {"route", r.route},
-      {"nranks", r.nranks},
-      {"size", r.bytes},
-      {"count", r.count},
-      {"type", r.type},
-      {"redop", r.redop},
-      {"root", -1},
-      {"data", r.data},
-      {"iters", r.iters},
-      {"time_us", num(r.time_us)},
-      {"algbw_GBps", num(r.algbw)},
-      {"busbw_GBps", num(r.busbw)},
-      {"cpu_us", num(r.cpu_us)},
-      {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
-      {"ratio_source", r.have_ratio ? "plugin-stats" : "unavailable"},
-      {"bytes_handed", r.handed},
-      {"bytes_wire", r.wire},
-      {"max_abs_err", num(r.max_err)},
-      {"differing", r.differing},
-      {"bit_exact", r.differing == 0},
-      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
-      {"bound", r.bound},
-      {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
-      {"agree_required", r.agree_required},
-      {"policy", r.arm == "baseline" ? info.baseline_policy : info.policy},
-      {"ifname", info.ifname},
-      {"chain", info.chain_active},
-      {"copies", r.collective == "alltoall" && info.gpu_copies ? "gpu" : "cpu"}};
-  if (!info.label.empty()) j["label"] = info.label;
+  namespace k = row_key;
+  nlohmann::json j = {{k::kBench, "squeeze-perf"},
+                      {"cpu_us", json_number(r.cpu_us)},
+                      {"ratio_source", r.have_ratio ? "plugin-stats" : "unavailable"},
+                      {"differing", r.differing},
+                      {"bit_exact", r.differing == 0},
+                      {k::kPolicy, r.arm == "baseline" ? info.baseline_policy : info.policy},
+                      {"ifname", info.ifname},
+                      {"chain", info.chain_active},
+                      {"copies", r.collective == "alltoall" && info.gpu_copies ? "gpu" : "cpu"}};
+  put_row_fields(r, j);
+  if (!info.label.empty()) j[k::kLabel] = info.label;
   if (!r.arm.empty()) j["arm"] = r.arm;
-  if (r.speedup > 0) j["speedup_vs_baseline"] = num(r.speedup);
+  if (r.speedup > 0) j["speedup_vs_baseline"] = json_number(r.speedup);
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);
 }

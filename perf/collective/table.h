@@ -59,8 +59,6 @@ struct RunInfo {
 
 // The run's description, as "#" lines before the tables.
 void print_header(const RunInfo& info);
-// The row in the table's columns.
-TableRow table_row(const Row& r);
 // With --baseline: a comment line after the main row with the baseline's time and ratio and
 // the speedup.
 void print_baseline(const Row& main, const Row& baseline);

@@ -31,6 +31,27 @@ struct TableRow {
   std::string agree;   // all-reduce ranks bit-identical: "yes", "NO", "no" (not required); "n/a"
 };
 
+// A tool's result row in the table's columns. Row: squeeze-perf's perf::Row or
+// squeeze-nccl-perf's perf::nccl::Row, which name these members alike.
+template <typename Row>
+TableRow table_row(const Row& r) {
+  TableRow t;
+  t.bytes = r.bytes;
+  t.count = r.count;
+  t.type = r.type;
+  t.redop = r.redop;
+  t.time_us = r.time_us;
+  t.algbw = r.algbw;
+  t.busbw = r.busbw;
+  t.wrong = r.wrong;
+  t.have_ratio = r.have_ratio;
+  t.ratio = r.ratio;
+  t.max_err = r.max_err;
+  t.bound = r.bound;
+  t.agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
+  return t;
+}
+
 // nccl-tests' busbw factors: all-reduce 2(n-1)/n, all-to-all (n-1)/n (0 for one rank).
 double busbw_factor(const std::string& collective, int nranks);
 

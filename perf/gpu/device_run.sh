@@ -197,33 +197,51 @@ start_mps
 
 # 4. Real NCCL: socket vs the plugin raw vs each codec, results checked (--check), codecs forced
 #    (--bypass off) so their ratio and error show even on this fast loopback.
-# nccl_sweep <step name> [extra env...]: tables appended to $OUT/nccl_sweep.txt.
+# nccl_sweep <step name> [VAR=value...] [-- squeeze-nccl-perf options...]: one checked sweep
+# (1 to 16 MiB, its rows kept under $WORK/<step name>) with that environment and those options;
+# its tables appended to $OUT/nccl_sweep.txt under "#### <step name> (environment, route)", its
+# JSON rows to $OUT/nccl_perf.jsonl, its summary to the summary. A sweep that did not run to
+# the end is followed by one raw 1 MiB all-reduce with NCCL_DEBUG=INFO, with the same
+# environment and --route.
 nccl_sweep() {
   local name=$1 out=$WORK/$1.txt; shift
-  local args=(--sweep -b 1M -e 16M -f 4 --iters 10 --warmup 3 --check --bypass off --timeout 100
+  local envs=() opts=() route=()
+  while (($# > 0)) && [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  (($# > 0)) && shift
+  opts=("$@")
+  while (($# > 0)); do
+    [[ $1 == --route ]] && route=(--route "${2:-}")
+    shift
+  done
+  local args=(--sweep -b 1M -e 16M -f 4 --iters 10 --warmup 3 --check --timeout 100
               --keep "$WORK/$name" --label "$name")
   [[ -n $NCCL_LIB ]] && args+=(--nccl-lib "$NCCL_LIB")
-  # With staging the Socket baseline is the same run as without (it never loads the plugin).
-  (($# > 0)) && args+=(--sweep-modes raw,lossless,quantize,threshold,cast)
-  step "$name" 150 "$out" env "$@" "$B/perf/squeeze-nccl-perf" "${args[@]}"
+  step "$name" 150 "$out" env "${envs[@]}" "$B/perf/squeeze-nccl-perf" "${args[@]}" "${opts[@]}"
   local rc=$?
-  { echo "#### $name${*:+ ($*)}"; cat "$out"; } >>"$OUT/nccl_sweep.txt" 2>/dev/null
+  local what="${envs[*]} ${route[*]}"
+  what=${what# }
+  what=${what% }
+  { echo "#### $name${what:+ ($what)}"; cat "$out"; } >>"$OUT/nccl_sweep.txt" 2>/dev/null
   cat "$WORK/$name"/*/rows.jsonl >>"$OUT/nccl_perf.jsonl" 2>/dev/null
+  grep -h -m 1 'route collnet' "$out" | tee -a "$SUMMARY"
   sed -n '/sweep summary/,$p' "$out" | tee -a "$SUMMARY"
   grep -h 'check failed\|rank .*(mode' "$out" | head -20 | tee -a "$SUMMARY"
   if ((rc != 0 && rc != 1 && rc != 77 && rc < 98)); then
     note "[$name-diagnose] one raw 1 MiB all-reduce with NCCL_DEBUG=INFO (log in logs.tar.gz)"
-    local dargs=(--policy config/off.json --collective allreduce -b 1M -e 1M --iters 2 --warmup 1 --timeout 60)
+    local dargs=(--policy config/off.json --collective allreduce -b 1M -e 1M --iters 2 --warmup 1 --timeout 60
+                 "${route[@]}")
     [[ -n $NCCL_LIB ]] && dargs+=(--nccl-lib "$NCCL_LIB")
-    step "$name-diagnose" 70 "$WORK/$name-diagnose.log" env "$@" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET \
+    step "$name-diagnose" 70 "$WORK/$name-diagnose.log" env "${envs[@]}" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET \
       "$B/perf/squeeze-nccl-perf" "${dargs[@]}"
     grep -h -m 15 -i 'warn\|error\|Squeeze\|plugin' "$WORK/$name-diagnose.log" | tee -a "$SUMMARY"
   fi
 }
 HAVE_NCCL_PERF=0
 [[ -x $B/perf/squeeze-nccl-perf ]] && HAVE_NCCL_PERF=1
+# The codecs are forced (--bypass off) so that their ratio and error show on a fast loopback.
+FORCED=(--bypass off)
 if ((HAVE_NCCL_PERF)); then
-  nccl_sweep nccl-sweep
+  nccl_sweep nccl-sweep -- "${FORCED[@]}"
 else
   note "[nccl-sweep] MISSING: $B/perf/squeeze-nccl-perf was not carried (built only with CUDA and nccl.h)"
 fi
@@ -261,7 +279,9 @@ torch_step() {
 torch_step torch
 
 # 8. The same NCCL steps with the plugin's GPU staging and the codec bench, while time lasts.
-((HAVE_NCCL_PERF)) && nccl_sweep nccl-sweep-staging "$STAGING"
+# With staging the Socket baseline is the same run as without (it never loads the plugin).
+((HAVE_NCCL_PERF)) &&
+  nccl_sweep nccl-sweep-staging "$STAGING" -- "${FORCED[@]}" --sweep-modes raw,lossless,quantize,threshold,cast
 torch_step torch-staging --env "$STAGING"
 jax_step jax-staging --env "$STAGING"
 
@@ -280,15 +300,8 @@ train_step train-staging --env "$STAGING" --train-steps 30
 
 # 9. The collective network under real NCCL (opt-in: SQUEEZE_DEVICE_ONLY="collnet").
 if [[ " $ONLY " == *" collnet "* || " $ONLY " == *" collnet-train "* ]]; then
-  if ((HAVE_NCCL_PERF)); then
-    cargs=(--route collnet --collective allreduce --sweep --sweep-modes raw,threshold,quantize -b 1M -e 16M
-           -f 4 --iters 10 --warmup 3 --check --timeout 100 --keep "$WORK/collnet-perf" --label collnet)
-    [[ -n $NCCL_LIB ]] && cargs+=(--nccl-lib "$NCCL_LIB")
-    step collnet 150 "$WORK/collnet.txt" "$B/perf/squeeze-nccl-perf" "${cargs[@]}"
-    { echo "#### collnet (--route collnet)"; cat "$WORK/collnet.txt"; } >>"$OUT/nccl_sweep.txt" 2>/dev/null
-    cat "$WORK/collnet-perf"/*/rows.jsonl >>"$OUT/nccl_perf.jsonl" 2>/dev/null
-    grep -h 'route collnet\|sweep summary\|check failed\|rank .*(mode' "$WORK/collnet.txt" | head -20 | tee -a "$SUMMARY"
-  fi
+  ((HAVE_NCCL_PERF)) &&
+    nccl_sweep collnet -- --route collnet --collective allreduce --sweep-modes raw,threshold,quantize
   train_step collnet-train --route collnet --models ddp
 fi
 

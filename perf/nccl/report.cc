@@ -8,12 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "perf/common/row_fields.h"
+
 namespace squeeze::perf::nccl {
 namespace {
-
-nlohmann::json num(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
 
 double get_num(const nlohmann::json& j, const char* k, double dflt) {
   return j.contains(k) && j[k].is_number() ? j[k].get<double>() : dflt;
@@ -50,80 +48,43 @@ void print_header(const RunInfo& i) {
   std::fflush(stdout);
 }
 
-TableRow table_row(const Row& r) {
-  TableRow t;
-  t.bytes = r.bytes;
-  t.count = r.count;
-  t.type = r.type;
-  t.redop = r.redop;
-  t.time_us = r.time_us;
-  t.algbw = r.algbw;
-  t.busbw = r.busbw;
-  t.wrong = r.wrong;
-  t.have_ratio = r.have_ratio;
-  t.ratio = r.ratio;
-  t.max_err = r.max_err;
-  t.bound = r.bound;
-  t.agree = r.agree < 0 ? "n/a" : r.agree ? "yes" : r.agree_required ? "NO" : "no";
-  return t;
-}
-
 std::string row_json(const Row& r, const RunInfo& i) {
-  nlohmann::json j = {
-      {"bench", "squeeze-nccl-perf"},
-      {"mode", r.mode},
-      {"net", i.net},
-      {"collective", r.collective},
-      {"nranks", r.nranks},
-      {"size", r.bytes},
-      {"count", r.count},
-      {"type", r.type},
-      {"redop", r.redop},
-      {"root", -1},
-      {"data", r.data},
-      {"iters", r.iters},
-      {"time_us", num(r.time_us)},
-      {"algbw_GBps", num(r.algbw)},
-      {"busbw_GBps", num(r.busbw)},
-      {"wrong", r.wrong >= 0 ? nlohmann::json(r.wrong) : nlohmann::json(nullptr)},
-      {"ratio", r.have_ratio ? num(r.ratio) : nlohmann::json(nullptr)},
-      {"bytes_handed", r.handed},
-      {"bytes_wire", r.wire},
-      {"max_abs_err", num(r.max_err)},
-      {"bound", r.bound},
-      {"ranks_agree", r.agree < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.agree == 1)},
-      {"agree_required", r.agree_required},
-      {"policy", i.policy},
-      {"nccl", i.nccl},
-      {"devices", i.devices}};
+  namespace k = row_key;
+  nlohmann::json j = {{k::kBench, "squeeze-nccl-perf"}, {k::kPolicy, i.policy}};
+  put_row_fields(r, j);
+  j["mode"] = r.mode;
+  j["net"] = i.net;
+  j["nccl"] = i.nccl;
+  j["devices"] = i.devices;
   if (r.collective == "alltoall") j["a2a_api"] = i.a2a_api;
-  j["route"] = r.route;
   if (r.route == "collnet") {
     j["collnet_bytes_handed"] = r.collnet_handed;
     j["collnet_share"] =
-        r.handed > 0 ? num(static_cast<double>(r.collnet_handed) / static_cast<double>(r.handed))
-                     : nlohmann::json(nullptr);
+        r.handed > 0
+            ? json_number(static_cast<double>(r.collnet_handed) / static_cast<double>(r.handed))
+            : nlohmann::json(nullptr);
   }
   if (!i.bypass.empty()) j["bypass"] = i.bypass;
-  if (!i.label.empty()) j["label"] = i.label;
+  if (!i.label.empty()) j[k::kLabel] = i.label;
   return j.dump();
 }
 
 bool parse_row_json(const std::string& line, Row* r) {
+  namespace k = row_key;
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("mode") || !j.contains("collective") ||
-      !j.contains("size"))
+  if (j.is_discarded() || !j.is_object() || !j.contains("mode") || !j.contains(k::kCollective) ||
+      !j.contains(k::kSize))
     return false;
   r->mode = j["mode"].get<std::string>();
-  r->collective = j["collective"].get<std::string>();
-  r->bytes = j["size"].get<std::size_t>();
-  r->busbw = get_num(j, "busbw_GBps", NAN);
-  r->time_us = get_num(j, "time_us", NAN);
-  r->have_ratio = j.contains("ratio") && j["ratio"].is_number();
-  r->ratio = get_num(j, "ratio", 1);
-  r->max_err = get_num(j, "max_abs_err", NAN);
-  r->wrong = j.contains("wrong") && j["wrong"].is_number() ? j["wrong"].get<int64_t>() : -1;
-  if (j.contains("route") && j["route"].is_string()) r->route = j["route"].get<std::string>();
+  r->collective = j[k::kCollective].get<std::string>();
+  r->bytes = j[k::kSize].get<std::size_t>();
+  r->busbw = get_num(j, k::kBusbw, NAN);
+  r->time_us = get_num(j, k::kTimeUs, NAN);
+  r->have_ratio = j.contains(k::kRatio) && j[k::kRatio].is_number();
+  r->ratio = get_num(j, k::kRatio, 1);
+  r->max_err = get_num(j, k::kMaxAbsErr, NAN);
+  r->wrong = j.contains(k::kWrong) && j[k::kWrong].is_number() ? j[k::kWrong].get<int64_t>() : -1;
+  if (j.contains(k::kRoute) && j[k::kRoute].is_string()) r->route = j[k::kRoute].get<std::string>();
   if (j.contains("collnet_bytes_handed") && j["collnet_bytes_handed"].is_number_unsigned())
     r->collnet_handed = j["collnet_bytes_handed"].get<uint64_t>();
   return true;
@@ -177,20 +138,21 @@ void print_sweep_summary(const std::vector<Row>& rows, bool json, const std::str
       nlohmann::json busbw = nlohmann::json::object(), over_raw = nlohmann::json::object(),
                      ratio = nlohmann::json::object(), wrong = nlohmann::json::object();
       for (const auto& [m, r] : per) {
-        busbw[m] = num(r->busbw);
-        ratio[m] = r->have_ratio ? num(r->ratio) : nlohmann::json(nullptr);
+        busbw[m] = json_number(r->busbw);
+        ratio[m] = r->have_ratio ? json_number(r->ratio) : nlohmann::json(nullptr);
         wrong[m] = r->wrong >= 0 ? nlohmann::json(r->wrong) : nlohmann::json(nullptr);
-        if (m != "raw" && m != "socket") over_raw[m] = num(ratio_of(r, raw));
+        if (m != "raw" && m != "socket") over_raw[m] = json_number(ratio_of(r, raw));
       }
-      nlohmann::json j = {{"bench", "squeeze-nccl-perf-sweep"},
-                          {"collective", key.first},
-                          {"size", key.second},
-                          {"busbw_GBps", busbw},
-                          {"raw_over_socket", num(raw_socket)},
+      namespace k = row_key;
+      nlohmann::json j = {{k::kBench, "squeeze-nccl-perf-sweep"},
+                          {k::kCollective, key.first},
+                          {k::kSize, key.second},
+                          {k::kBusbw, busbw},
+                          {"raw_over_socket", json_number(raw_socket)},
                           {"over_raw", over_raw},
-                          {"ratio", ratio},
-                          {"wrong", wrong}};
-      if (!label.empty()) j["label"] = label;
+                          {k::kRatio, ratio},
+                          {k::kWrong, wrong}};
+      if (!label.empty()) j[k::kLabel] = label;
       std::printf("%s\n", j.dump().c_str());
       continue;
     }

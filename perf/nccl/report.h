@@ -46,8 +46,6 @@ struct RunInfo {
 
 // The run's description, as "#" lines before the tables.
 void print_header(const RunInfo& info);
-// The row in the table's columns.
-TableRow table_row(const Row& r);
 std::string row_json(const Row& r, const RunInfo& info);  // one line, no newline
 bool parse_row_json(const std::string& line, Row* r);     // for the sweep summary
 

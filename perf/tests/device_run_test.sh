@@ -3,7 +3,9 @@
 # nvidia-cuda-mps-control on PATH it must start MPS (pipe and log under its temp dir) after the
 # single-process GPU tests and before every multi-rank step, say so, and stop it at the end;
 # name every step in the summary (a clean SKIP or MISSING here), write at most the 8 files the
-# device tool brings back, honour SQUEEZE_DEVICE_ONLY and the budget, and say when MPS fails.
+# device tool brings back, honour SQUEEZE_DEVICE_ONLY and the budget, and say when MPS fails;
+# and, with a stand-in squeeze-nccl-perf, run each NCCL sweep (collnet included) with its
+# options, collect its output and diagnose a failed one with its environment and --route.
 # usage: device_run_test.sh [build dir to carry (default: an empty one)]
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -73,6 +75,47 @@ run "$T/out3" SQUEEZE_DEVICE_BUDGET_S=25
 S=$T/out3/summary.txt
 has "$S" "^\[train\] NOT RUN: the 25 s budget is spent" "steps past the budget are NOT RUN"
 has "$S" "^MPS: stopped" "MPS stopped even so"
+
+# 4. The NCCL sweeps, with a stand-in squeeze-nccl-perf that records what it was given and
+#    fails its sweeps (exit 3): each sweep gets its environment and options, its tables and rows
+#    are collected, and each failure is diagnosed with the sweep's environment and --route.
+mkdir -p "$T/nccl-build/perf"
+cat >"$T/nccl-build/perf/squeeze-nccl-perf" <<EOF
+#!/usr/bin/env bash
+# stand-in: records its environment and options, prints a sweep's lines, keeps a row
+echo "staging=\${SQUEEZE_GPU_STAGING:-} debug=\${NCCL_DEBUG:-} \$*" >>"$T/nccl.calls"
+keep=
+while ((\$#)); do [[ \$1 == --keep ]] && keep=\$2; shift; done
+echo "# sweep summary: busbw"
+[[ -n \$keep ]] && mkdir -p "\$keep/run" && echo "{\"keep\":\"\${keep##*/}\"}" >"\$keep/run/rows.jsonl" && exit 3
+exit 0
+EOF
+chmod +x "$T/nccl-build/perf/squeeze-nccl-perf"
+B_EMPTY=$B
+B=$T/nccl-build
+run "$T/out4" SQUEEZE_DEVICE_ONLY="nccl-sweep nccl-sweep-diagnose nccl-sweep-staging nccl-sweep-staging-diagnose collnet collnet-diagnose"
+B=$B_EMPTY
+C=$T/nccl.calls
+has "$C" "^staging= debug= --sweep .*--keep [^ ]*/nccl-sweep .*--bypass off" "the sweep forces the codecs"
+has "$C" "^staging=1 debug= --sweep .*--bypass off --sweep-modes raw,lossless,quantize,threshold,cast" \
+  "the staging sweep: staging on, no Socket mode"
+has "$C" "^staging= debug= --sweep .*--label collnet .*--route collnet --collective allreduce --sweep-modes raw,threshold,quantize$" \
+  "the collnet sweep: all-reduce on the collective network"
+grep -q -- "--label collnet .*--bypass" "$C" && bad "the collnet sweep got --bypass"
+has "$C" "^staging= debug=INFO --policy config/off.json --collective allreduce -b 1M -e 1M .*--timeout 60 --nccl-lib" \
+  "a failed sweep is diagnosed"
+has "$C" "^staging=1 debug=INFO --policy config/off.json" "... with the sweep's environment"
+has "$C" "^staging= debug=INFO --policy config/off.json .*--route collnet" "... and its --route"
+(($(grep -c "debug=INFO" "$C") == 3)) && ok "three diagnoses" || bad "diagnoses: $(grep "debug=INFO" "$C")"
+has "$T/out4/nccl_sweep.txt" "^#### nccl-sweep-staging (SQUEEZE_GPU_STAGING=1)$" \
+  "the staging sweep's tables, headed by its environment"
+has "$T/out4/nccl_sweep.txt" "^#### collnet (--route collnet)$" "the collnet sweep's tables, headed by its route"
+rows=$(tr '\n' ' ' <"$T/out4/nccl_perf.jsonl" 2>/dev/null)
+[[ $rows == '{"keep":"nccl-sweep"} {"keep":"nccl-sweep-staging"} {"keep":"collnet"} ' ]] &&
+  ok "the three sweeps' rows in nccl_perf.jsonl" || bad "nccl_perf.jsonl: $rows"
+has "$T/out4/summary.txt" "^\[collnet-diagnose\] PASS" "the collnet diagnosis ran"
+n=$(find "$T/out4" -type f | wc -l)
+((n <= 8)) && ok "$n files under \$OUT with the sweeps" || bad "$n files under \$OUT: $(ls "$T/out4")"
 
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed"
 ((fails == 0))

@@ -68,14 +68,17 @@ struct IbPair {
     for (const auto& v : fake.violations()) ADD_FAILURE() << v;
   }
 
-  void open(IbOptions oa, IbOptions ob) {
+  // `so`: both sides' socket options (the stall deadline).
+  void open(IbOptions oa, IbOptions ob, const sock::SocketOptions& so = {}) {
     std::string why;
-    a = open_transport_with(fake.api(), oa, &why);
+    a = open_transport_with(fake.api(), oa, so, &why);
     ASSERT_NE(a, nullptr) << why;
-    b = open_transport_with(fake.api(), ob, &why);
+    b = open_transport_with(fake.api(), ob, so, &why);
     ASSERT_NE(b, nullptr) << why;
   }
-  void open(int qps = 1) { open(test_options("fake_0", qps), test_options("fake_1", qps)); }
+  void open(int qps = 1, const sock::SocketOptions& so = {}) {
+    open(test_options("fake_0", qps), test_options("fake_1", qps), so);
+  }
 
   void connect() {
     uint8_t handle[kHandleBytes] = {};
