@@ -6,11 +6,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compress/codec.h"
+#include "compress/crc32c.h"
 #include "compress/quantize.h"
 #include "tests/compress/test_data.h"
 
@@ -289,6 +292,81 @@ TEST(QuantizeRice, GpuDecodableNamesTheFramesOnlyTheCpuReads) {
   ASSERT_TRUE(encode_frame(req, packed, &bytes).ok());
   packed.resize(bytes);
   EXPECT_TRUE(gpu_decodable(packed).ok());
+}
+
+// Inputs from integer arithmetic only (no <random> distributions, no libm), so every
+// standard library and compiler makes the same bytes: heavy-tailed values in layers of
+// different scales, with NaN, infinities and huge outliers (escapes) and whole blocks of
+// large codes (Rice parameters up to 30 and quotients past the 32-zero escape).
+std::vector<float> pinned_input(std::size_t n, uint64_t seed) {
+  std::vector<float> v(n);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const double u = static_cast<double>(x >> 11) * 0x1p-53;            // [0, 1)
+    const double w = static_cast<double>((x >> 3) & 0xffff) * 0x1p-16;  // [0, 1)
+    const double t = (2 * u - 1) / (1.0009765625 - w);                  // heavy tail
+    const double scale = static_cast<double>(1u << ((i / 4096) % 5)) * 0x1p-12;
+    double y = t * scale;
+    if (i % 997 == 3) y = t * 0x1p40;        // beyond +-2^29 codes: an escape, or a large block
+    if ((i / 64) % 61 == 7) y = t * 0x1p+6;  // a block of large codes
+    v[i] = static_cast<float>(y);
+  }
+  if (n > 100) {
+    v[17] = std::numeric_limits<float>::quiet_NaN();
+    v[n / 2] = std::numeric_limits<float>::infinity();
+    v[n - 1] = -std::numeric_limits<float>::infinity();
+  }
+  return v;
+}
+
+// The encoder's output is the wire format (compress/FORMAT.md): a faster encoder must write
+// the very same bytes. These CRC32Cs were taken from the encoder as of main 91d591d.
+TEST(QuantizeRice, EncoderWritesTheSameBytesAsBefore) {
+  struct Case {
+    std::size_t n;
+    QuantizeParams qp;
+    std::pair<uint32_t, std::size_t> f32, bf16;  // CRC32C and size of the body
+  };
+  const std::vector<Case> cases = {
+      {1, params(BoundMode::kAbs, 1e-4, true), {0xcd4e9f93, 45}, {0x56c0d6b3, 45}},
+      {1000, params(BoundMode::kRel, 1e-3, true), {0x92ec74a8, 124}, {0xe545e48b, 126}},
+      {16384, params(BoundMode::kRel, 1e-3, true), {0x673c3797, 653}, {0xcd1612a3, 744}},
+      {16384, params(BoundMode::kAbs, 1e-7, true), {0xbe8cb442, 37010}, {0x124c2af3, 36571}},
+      {100003, params(BoundMode::kRel, 1e-2, true), {0x1b9efa8f, 1935}, {0x84669ab1, 2077}},
+      {100003, params(BoundMode::kRel, 1e-5, true), {0x0bc3faf8, 4466}, {0x140ac00a, 5138}},
+      {65536,
+       params(BoundMode::kRelRow, 1e-3, true, 100),
+       {0x56726a2c, 57541},
+       {0x4dd77754, 65414}},
+      {65536,
+       params(BoundMode::kRel, 1e-3, true, 64, true),
+       {0x0a29245f, 3505},
+       {0xd8b212d7, 3809}},
+      {100003, params(BoundMode::kAbs, 1e-6, true), {0xad2a52c7, 181632}, {0xdc7cac8f, 181135}},
+      {65536,
+       params(BoundMode::kAbs, 3e-5, true, 128, true),
+       {0x25280935, 78927},
+       {0xef907a17, 78766}},
+  };
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const auto in = bytes_of(pinned_input(cases[c].n, c + 1));
+    for (Dtype d : {Dtype::kFloat32, Dtype::kBfloat16}) {
+      std::vector<uint8_t> typed(in);
+      if (d == Dtype::kBfloat16) {  // the high halves: exactly representable
+        typed.resize(cases[c].n * 2);
+        for (std::size_t i = 0; i < cases[c].n; ++i) std::memcpy(&typed[2 * i], &in[4 * i + 2], 2);
+      }
+      const std::vector<uint8_t> body = encode_body(typed, d, cases[c].n, cases[c].qp);
+      const auto& want = d == Dtype::kFloat32 ? cases[c].f32 : cases[c].bf16;
+      EXPECT_EQ(crc32c(body), want.first) << "case " << c << " " << dtype_name(d);
+      EXPECT_EQ(body.size(), want.second) << "case " << c << " " << dtype_name(d);
+      const std::vector<uint8_t> out = decode_body(body, d, cases[c].n);
+      ASSERT_EQ(out.size(), typed.size());
+    }
+  }
 }
 
 }  // namespace
