@@ -4,6 +4,7 @@
 // decoder must not see are named by gpu_decodable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "compress/codec.h"
 #include "compress/crc32c.h"
 #include "compress/quantize.h"
+#include "compress/quantize_rice.h"
 #include "tests/compress/test_data.h"
 
 namespace squeeze::compress {
@@ -365,6 +367,66 @@ TEST(QuantizeRice, EncoderWritesTheSameBytesAsBefore) {
       EXPECT_EQ(body.size(), want.second) << "case " << c << " " << dtype_name(d);
       const std::vector<uint8_t> out = decode_body(body, d, cases[c].n);
       ASSERT_EQ(out.size(), typed.size());
+    }
+  }
+}
+
+// rice_decode_codes and rice::encode_block pick a BMI2 build of the same code at run time;
+// the portable one must give the same codes, statuses and bytes, on good and on damaged
+// payloads.
+TEST(QuantizeRice, Bmi2AndPortableCodersAgree) {
+  std::mt19937_64 rng(11);
+  for (std::size_t c = 0; c < 6; ++c) {
+    const std::size_t n = std::vector<std::size_t>{1, 63, 1000, 4097, 16384, 65537}[c];
+    const auto in = bytes_of(pinned_input(n, c + 100));
+    for (double eb : {1e-7, 1e-5, 1e-3}) {
+      const std::vector<uint8_t> body =
+          encode_body(in, Dtype::kFloat32, n, params(BoundMode::kAbs, eb, true));
+      for (int damage = 0; damage < 20; ++damage) {
+        std::vector<uint8_t> b = body;
+        QuantizeLayout q;
+        ASSERT_TRUE(parse_quantize_layout(b, Dtype::kFloat32, n, &q).ok());
+        if (damage > 0 && !q.payload.empty()) {  // flip a few payload bits
+          for (int f = 0; f < damage % 4 + 1; ++f) {
+            const std::size_t bit = rng() % (q.payload.size() * 8);
+            b[q.payload_offset + bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+          }
+          ASSERT_TRUE(parse_quantize_layout(b, Dtype::kFloat32, n, &q).ok());
+        }
+        std::vector<int32_t> fast(n + 1, 7), portable(n + 1, 7);
+        const Status a = rice_decode_codes(q, fast.data());
+        const Status p = rice_decode_codes_portable(q, portable.data());
+        ASSERT_EQ(a.code(), p.code()) << a.message() << " / " << p.message();
+        ASSERT_EQ(a.message(), p.message());
+        if (a.ok()) {
+          ASSERT_EQ(fast, portable) << "n " << n << " eb " << eb;
+        }
+        ASSERT_EQ(fast[n], 7);  // nothing past the codes
+        ASSERT_EQ(portable[n], 7);
+      }
+    }
+  }
+  for (unsigned len : {1u, 17u, 64u}) {
+    for (int shape = 0; shape < 40; ++shape) {
+      std::vector<int32_t> codes(len);
+      for (auto& v : codes) {
+        const int bits = shape % 31;
+        v = static_cast<int32_t>(rng() % (1ull << bits)) - (1 << bits) / 2;
+        if (rng() % 50 == 0) v = static_cast<int32_t>(rng() % (1u << 29));  // escapes
+      }
+      for (std::size_t cap : {std::size_t{600}, std::size_t{100}, std::size_t{9}}) {
+        std::vector<uint8_t> x(cap + 8, 0xEE), y(cap + 8, 0xEE);
+        rice::Writer wx(x.data(), cap), wy(y.data(), cap);
+        wx.put(5, 3);  // start mid-byte
+        wy.put(5, 3);
+        ASSERT_EQ(rice::encode_block(codes.data(), len, &wx),
+                  rice::encode_block_portable(codes.data(), len, &wy));
+        const std::size_t bx = wx.finish(), by = wy.finish();
+        ASSERT_EQ(wx.ok(), wy.ok());
+        ASSERT_EQ(bx, by);
+        ASSERT_TRUE(std::equal(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(bx), y.begin()));
+        for (std::size_t i = cap; i < cap + 8; ++i) ASSERT_EQ(x[i], 0xEE) << "written past cap";
+      }
     }
   }
 }
