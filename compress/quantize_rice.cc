@@ -196,8 +196,8 @@ constexpr uint64_t kEscapeMask = (1ull << kRiceEscapeZeros) - 1;
 constexpr uint64_t kRawMask = (1ull << kRiceRawBits) - 1;
 constexpr uint64_t kMaxCodeBits = kRiceEscapeZeros + kRiceRawBits;
 // Bytes a block's fast decode may read from the byte its first code starts in: every code
-// at its longest, then one whole 8-byte load.
-constexpr std::size_t kBlockReach = (kQuantizeBlock * kMaxCodeBits + 7) / 8 + 8 + 1;
+// at its longest, then up to 63 buffered bits and one whole 8-byte load (table_block).
+constexpr std::size_t kBlockReach = (kQuantizeBlock * kMaxCodeBits + 7) / 8 + 8 + 8 + 8;
 
 inline int32_t unzigzag(uint64_t z) {
   const auto zz = static_cast<uint32_t>(z);
@@ -257,6 +257,96 @@ inline __attribute__((always_inline)) uint64_t fast_block(const uint8_t* p, uint
   return at;
 }
 
+// Blocks with small parameters (k <= kTableMaxK: most of a gradient's blocks) decode several
+// codes per step: a table, indexed by the next kTableBits bits, holds the codes that lie
+// wholly inside them (up to 8, as int8) and the bits they take. The chain from one step to
+// the next is one table load and a shift, for about 2-4 codes.
+constexpr unsigned kTableBits = 10;
+constexpr unsigned kTableMaxK = 2;
+struct TableEntries {
+  uint64_t codes[1u << kTableBits];  // code j (unzigzagged, int8) in byte j of memory
+  uint8_t count[1u << kTableBits];   // codes in the entry (0: the first needs more bits)
+  uint8_t bits[1u << kTableBits];    // bits they take
+  uint32_t ends[1u << kTableBits];   // 4 bits per code: the bit after code j, at bits 4j..
+};
+
+constexpr TableEntries make_table(unsigned k) {
+  TableEntries t{};
+  for (unsigned x = 0; x < (1u << kTableBits); ++x) {
+    unsigned pos = 0, count = 0;
+    uint64_t codes = 0;
+    while (count < 8) {
+      unsigned q = 0;
+      while (pos + q < kTableBits && ((x >> (pos + q)) & 1) == 0) ++q;
+      if (pos + q + 1 + k > kTableBits) break;  // no one bit, or the low bits cut off
+      const uint32_t z = (q << k) | ((x >> (pos + q + 1)) & ((1u << k) - 1));
+      const auto code = static_cast<int8_t>(static_cast<int32_t>((z >> 1) ^ (0u - (z & 1))));
+      const unsigned at_byte = std::endian::native == std::endian::big ? 7 - count : count;
+      codes |= static_cast<uint64_t>(static_cast<uint8_t>(code)) << (8 * at_byte);
+      pos += q + 1 + k;
+      t.ends[x] |= pos << (4 * count);
+      ++count;
+    }
+    t.codes[x] = codes;
+    t.count[x] = static_cast<uint8_t>(count);
+    t.bits[x] = static_cast<uint8_t>(pos);
+  }
+  return t;
+}
+
+constexpr TableEntries kTables[kTableMaxK + 1] = {make_table(0), make_table(1), make_table(2)};
+static_assert(kTableMaxK + 1 == std::size(kTables) && kTableBits < 16);
+
+// A block with k <= kTableMaxK by table steps (the last one may take only the first codes of
+// its entry), and fast_block for any code the table cannot hold (a long code or an escape).
+// A step stores its eight int8 codes in one go to `narrow` (8 bytes of slack); they are
+// widened to int32 a run at a time (a loop the compiler vectorizes). The bit buffer is
+// refilled without a branch before each step (it holds 56..63 bits after): `ptr` is the next
+// byte to load, so the stream position is 8 * ptr - avail; bits above avail are zero or the
+// stream's own bits, which a refill ORs in again. Same contract as fast_block (codes are at
+// most 8 + 1 + 2 bits from the table, 30 from an escape: never over 30 bits).
+inline __attribute__((always_inline)) uint64_t table_block(const uint8_t* p, uint64_t at,
+                                                           unsigned n, unsigned k, int32_t* out) {
+  const TableEntries& t = kTables[k];
+  constexpr uint64_t kIndex = (1u << kTableBits) - 1;
+  int8_t narrow[kQuantizeBlock + 8];
+  auto widen = [&](unsigned from, unsigned to) {
+    for (unsigned j = from; j < to; ++j) out[j] = narrow[j];
+  };
+  uint64_t over = 0;
+  unsigned i = 0, run = 0;  // codes [run, i) are in narrow
+  while (i < n) {
+    auto ptr = static_cast<std::size_t>(at >> 3) + 7;
+    auto avail = 56 - static_cast<unsigned>(at & 7);
+    uint64_t buf = load64(p + (at >> 3)) >> (at & 7);
+    unsigned x = static_cast<unsigned>(buf & kIndex), count = t.count[x];
+    while (count != 0 && count < n - i) {
+      std::memcpy(narrow + i, &t.codes[x], 8);
+      i += count;
+      const unsigned bits = t.bits[x];
+      buf >>= bits;
+      avail -= bits;
+      buf |= load64(p + ptr) << avail;
+      ptr += (63 - avail) >> 3;
+      avail |= 56;
+      x = static_cast<unsigned>(buf & kIndex);
+      count = t.count[x];
+    }
+    if (count != 0) {  // the block's last codes: the first n - i of the entry's
+      std::memcpy(narrow + i, &t.codes[x], 8);
+      avail -= (t.ends[x] >> (4 * (n - i - 1))) & 15;
+      i = n;
+    }
+    at = 8 * static_cast<uint64_t>(ptr) - avail;
+    if (i == n) break;
+    widen(run, i);
+    at = fast_block<false>(p, at, 1, k, out + i, &over);  // a code the table cannot hold
+    run = ++i;
+  }
+  widen(run, n);
+  return at;
+}
+
 // The whole payload: each block by fast_block (in place, or near the payload's end from a
 // zero-padded copy of its last bytes), checked after the fact; a block that fails the check
 // is walked again code by code with bounds checks, which names the error.
@@ -288,8 +378,9 @@ inline __attribute__((always_inline)) Status decode_walk(const QuantizeLayout& q
       const bool in_place = (pos >> 3) + kBlockReach <= nbytes;
       const uint8_t* from = in_place ? p : tail;
       const uint64_t base = in_place ? 0 : static_cast<uint64_t>(tail_from) * 8;
-      end = base + (k > 25 ? fast_block<true>(from, pos - base, n, k, dst, &over)
-                           : fast_block<false>(from, pos - base, n, k, dst, &over));
+      end = base + (k <= kTableMaxK ? table_block(from, pos - base, n, k, dst)
+                    : k > 25        ? fast_block<true>(from, pos - base, n, k, dst, &over)
+                                    : fast_block<false>(from, pos - base, n, k, dst, &over));
       if (end <= nbits && (over >> kRiceRawBits) == 0) {
         pos = end;
         continue;

@@ -371,15 +371,50 @@ TEST(QuantizeRice, EncoderWritesTheSameBytesAsBefore) {
   }
 }
 
+// compress/FORMAT.md's Rice payload read bit by bit: the reference the decoder's fast paths
+// are checked against. Returns false where a decoder must refuse the payload.
+bool reference_rice_decode(const QuantizeLayout& q, std::vector<int32_t>* codes) {
+  const uint64_t nbits = q.payload.size() * 8ull;
+  uint64_t pos = 0;
+  auto bit = [&](uint64_t i) { return (q.payload[i / 8] >> (i % 8)) & 1u; };
+  codes->assign(q.n_stream, 0);
+  for (uint64_t e = 0; e < q.n_stream; ++e) {
+    const unsigned param = q.widths[e / kQuantizeBlock];
+    if (param == 0) continue;
+    const unsigned k = param - 1;
+    uint64_t quotient = 0;
+    while (quotient < kRiceEscapeZeros) {
+      if (pos >= nbits) return false;
+      if (bit(pos++)) break;
+      ++quotient;
+    }
+    uint64_t z = 0;
+    const unsigned low = quotient == kRiceEscapeZeros ? kRiceRawBits : k;
+    if (pos + low > nbits) return false;
+    for (unsigned b = 0; b < low; ++b) z |= static_cast<uint64_t>(bit(pos++)) << b;
+    if (quotient < kRiceEscapeZeros) z |= quotient << k;
+    if (z >> kRiceRawBits) return false;
+    const auto zz = static_cast<uint32_t>(z);
+    (*codes)[e] = static_cast<int32_t>((zz >> 1) ^ (0u - (zz & 1)));
+  }
+  if ((pos + 7) / 8 != q.payload.size()) return false;
+  for (uint64_t i = pos; i < nbits; ++i) {
+    if (bit(i)) return false;
+  }
+  return true;
+}
+
 // rice_decode_codes and rice::encode_block pick a BMI2 build of the same code at run time;
 // the portable one must give the same codes, statuses and bytes, on good and on damaged
-// payloads.
-TEST(QuantizeRice, Bmi2AndPortableCodersAgree) {
+// payloads; and both must accept exactly what the bit-by-bit reference accepts, with its codes.
+TEST(QuantizeRice, Bmi2PortableAndReferenceDecodersAgree) {
   std::mt19937_64 rng(11);
+  std::size_t refused = 0, accepted = 0, small_k_blocks = 0;
   for (std::size_t c = 0; c < 6; ++c) {
     const std::size_t n = std::vector<std::size_t>{1, 63, 1000, 4097, 16384, 65537}[c];
     const auto in = bytes_of(pinned_input(n, c + 100));
-    for (double eb : {1e-7, 1e-5, 1e-3}) {
+    // Bounds that make Rice parameters 0..3 (the table decoder's) as well as large ones.
+    for (double eb : {1e-7, 1e-5, 1e-3, 3e-3, 1e-2, 3e-2}) {
       const std::vector<uint8_t> body =
           encode_body(in, Dtype::kFloat32, n, params(BoundMode::kAbs, eb, true));
       for (int damage = 0; damage < 20; ++damage) {
@@ -393,9 +428,19 @@ TEST(QuantizeRice, Bmi2AndPortableCodersAgree) {
           }
           ASSERT_TRUE(parse_quantize_layout(b, Dtype::kFloat32, n, &q).ok());
         }
-        std::vector<int32_t> fast(n + 1, 7), portable(n + 1, 7);
+        std::vector<int32_t> fast(n + 1, 7), portable(n + 1, 7), reference;
         const Status a = rice_decode_codes(q, fast.data());
         const Status p = rice_decode_codes_portable(q, portable.data());
+        const bool valid = reference_rice_decode(q, &reference);
+        (valid ? accepted : refused)++;
+        if (damage == 0) {
+          for (uint8_t w : q.widths) small_k_blocks += w >= 1 && w <= 3;
+        }
+        ASSERT_EQ(a.ok(), valid) << a.message() << " (damage " << damage << ")";
+        reference.push_back(7);
+        if (valid) {
+          ASSERT_EQ(fast, reference);
+        }
         ASSERT_EQ(a.code(), p.code()) << a.message() << " / " << p.message();
         ASSERT_EQ(a.message(), p.message());
         if (a.ok()) {
@@ -406,6 +451,11 @@ TEST(QuantizeRice, Bmi2AndPortableCodersAgree) {
       }
     }
   }
+  EXPECT_GT(refused, 100u);
+  EXPECT_GT(accepted, 200u);
+  EXPECT_GT(small_k_blocks, 1000u);  // the table decoder's blocks
+  std::printf("%zu damaged payloads refused, %zu accepted, %zu blocks with k <= 2\n", refused,
+              accepted, small_k_blocks);
   for (unsigned len : {1u, 17u, 64u}) {
     for (int shape = 0; shape < 40; ++shape) {
       std::vector<int32_t> codes(len);
