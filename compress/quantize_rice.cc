@@ -38,29 +38,73 @@ void shifted_sums(const uint32_t* z, unsigned n, unsigned lo, unsigned count, ui
   }
 }
 
+// Writes the accumulator's 8 bytes at `at` and advances by the whole ones (fill < 64). The
+// bytes past them are the accumulator's zero high bits, rewritten later (or left as zeros
+// inside dst).
+inline __attribute__((always_inline)) void flush8(uint64_t& acc, unsigned& fill, std::size_t& at,
+                                                  uint8_t* out) {
+  uint64_t word = acc;
+  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
+  std::memcpy(out + at, &word, 8);
+  const unsigned whole = fill & ~7u;
+  at += whole >> 3;
+  acc >>= whole;
+  fill -= whole;
+}
+
+// Codes of at most 64 / M - 2 bits each (one field: q zeros, a one, the k low bits), M of
+// them between flushes: 7 bits left over plus M codes fit the 64-bit accumulator. The flush
+// writes 8 bytes and advances by the whole ones (see put_codes).
+template <unsigned M>
+inline __attribute__((always_inline)) void put_short(const uint32_t* z, unsigned n, unsigned k,
+                                                     uint64_t& acc, unsigned& fill, std::size_t& at,
+                                                     uint8_t* out) {
+  const uint32_t mask = (1u << k) - 1;
+  auto flush = [&] { flush8(acc, fill, at, out); };
+  unsigned i = 0;
+  for (; i + M <= n; i += M) {
+    for (unsigned j = 0; j < M; ++j) {
+      const uint32_t q = z[i + j] >> k;
+      acc |= ((static_cast<uint64_t>(z[i + j] & mask) << 1 | 1) << q) << fill;
+      fill += q + 1 + k;
+    }
+    flush();
+  }
+  for (; i < n; ++i) {
+    const uint32_t q = z[i] >> k;
+    acc |= ((static_cast<uint64_t>(z[i] & mask) << 1 | 1) << q) << fill;
+    fill += q + 1 + k;
+    flush();
+  }
+}
+
 }  // namespace
 
 inline __attribute__((always_inline)) void Writer::put_codes(const uint32_t* z, unsigned n,
-                                                             unsigned k) {
+                                                             unsigned k, uint32_t any) {
   const uint32_t mask = (1u << k) - 1;
   // The block's longest coding (every code escaped) plus one 8-byte store fits: write 8
-  // bytes after every code and advance by the whole bytes, no branch on the fill level. The
-  // bytes past the whole ones are the accumulator's zero high bits, rewritten later (or left
-  // as zeros inside dst); the stream is the same as put()'s.
+  // bytes after every code (or every 2 or 4 short codes) and advance by the whole bytes, no
+  // branch on the fill level (flush8); the stream is the same as put()'s.
   constexpr std::size_t kFastRoom = kQuantizeBlock * (kRiceEscapeZeros + kRiceRawBits) / 8 + 16;
   if (ok_ && cap_ - at_ >= kFastRoom) {
     uint64_t acc = acc_;
     unsigned fill = fill_;  // < 32 on entry; <= 7 after every flush
     std::size_t at = at_;
-    auto flush = [&] {
-      uint64_t word = acc;
-      if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
-      std::memcpy(out_ + at, &word, 8);
-      const unsigned whole = fill & ~7u;  // fill <= 39 + 30 - 32 < 64
-      at += whole >> 3;
-      acc >>= whole;
-      fill -= whole;
-    };
+    flush8(acc, fill, at, out_);                  // fill <= 7 from here on
+    const uint32_t longest = (any >> k) + 1 + k;  // bits of the longest code, escapes aside
+    if (longest <= 14) {
+      put_short<4>(z, n, k, acc, fill, at, out_);
+    } else if (longest <= 28) {
+      put_short<2>(z, n, k, acc, fill, at, out_);
+    }
+    if (longest <= 28) {
+      acc_ = acc;
+      fill_ = fill;
+      at_ = at;
+      return;
+    }
+    auto flush = [&] { flush8(acc, fill, at, out_); };  // fill <= 7 + 32 + 30 - 8 < 64
     for (unsigned i = 0; i < n; ++i) {
       const uint32_t q = z[i] >> k;
       if (q + 1 + k <= 32) [[likely]] {  // one field: q zeros, a one, the k low bits
@@ -133,7 +177,7 @@ inline __attribute__((always_inline)) uint8_t encode_block_impl(const int32_t* c
     }
   }
   Writer lw = *w;  // a local copy stays in registers; the caller's is written back once
-  lw.put_codes(z, n, best_k);
+  lw.put_codes(z, n, best_k, any);
   *w = lw;
   return static_cast<uint8_t>(best_k + 1);
 }

@@ -29,9 +29,10 @@ class Writer {
     fill_ += bits;
     if (fill_ >= 32) flush32();
   }
-  // Rice-codes n <= 64 zigzagged codes z with parameter k (compress/FORMAT.md). Defined in
-  // quantize_rice.cc, where encode_block inlines it.
-  void put_codes(const uint32_t* z, unsigned n, unsigned k);
+  // Rice-codes n <= 64 zigzagged codes z with parameter k (compress/FORMAT.md); `any` is the
+  // OR of the codes (a bound on the longest). Defined in quantize_rice.cc, where encode_block
+  // inlines it.
+  void put_codes(const uint32_t* z, unsigned n, unsigned k, uint32_t any);
   bool ok() const { return ok_; }
   // Writes the last partial byte (zero high bits); returns the bytes written.
   std::size_t finish();
