@@ -301,12 +301,13 @@ inline __attribute__((always_inline)) uint64_t fast_block(const uint8_t* p, uint
   return at;
 }
 
-// Blocks with small parameters (k <= kTableMaxK: most of a gradient's blocks) decode several
-// codes per step: a table, indexed by the next kTableBits bits, holds the codes that lie
-// wholly inside them (up to 8, as int8) and the bits they take. The chain from one step to
-// the next is one table load and a shift, for about 2-4 codes.
+// Blocks with small parameters (k <= kTableMaxK: most of a 16 MiB gradient's blocks have
+// k <= 1; CollNet's 64 KiB pieces mostly k = 3) decode several codes per step: a table,
+// indexed by the next kTableBits bits, holds the codes that lie wholly inside them (up to 8,
+// as int8) and the bits they take (4 x 1024 entries, 40 KB, built at compile time). The
+// chain from one step to the next is one table load and a shift, for about 2-4 codes.
 constexpr unsigned kTableBits = 10;
-constexpr unsigned kTableMaxK = 2;
+constexpr unsigned kTableMaxK = 3;
 struct TableEntries {
   uint64_t codes[1u << kTableBits];  // code j (unzigzagged, int8) in byte j of memory
   uint8_t count[1u << kTableBits];   // codes in the entry (0: the first needs more bits)
@@ -338,7 +339,8 @@ constexpr TableEntries make_table(unsigned k) {
   return t;
 }
 
-constexpr TableEntries kTables[kTableMaxK + 1] = {make_table(0), make_table(1), make_table(2)};
+constexpr TableEntries kTables[kTableMaxK + 1] = {make_table(0), make_table(1), make_table(2),
+                                                  make_table(3)};
 static_assert(kTableMaxK + 1 == std::size(kTables) && kTableBits < 16);
 
 // A block with k <= kTableMaxK by table steps (the last one may take only the first codes of
@@ -348,7 +350,8 @@ static_assert(kTableMaxK + 1 == std::size(kTables) && kTableBits < 16);
 // refilled without a branch before each step (it holds 56..63 bits after): `ptr` is the next
 // byte to load, so the stream position is 8 * ptr - avail; bits above avail are zero or the
 // stream's own bits, which a refill ORs in again. Same contract as fast_block (codes are at
-// most 8 + 1 + 2 bits from the table, 30 from an escape: never over 30 bits).
+// most 10 bits from the table (z <= 6 << 3 | 7 = 55: an int8 code), 30 from an escape:
+// never over 30 bits).
 inline __attribute__((always_inline)) uint64_t table_block(const uint8_t* p, uint64_t at,
                                                            unsigned n, unsigned k, int32_t* out) {
   const TableEntries& t = kTables[k];

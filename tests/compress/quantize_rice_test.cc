@@ -409,11 +409,11 @@ bool reference_rice_decode(const QuantizeLayout& q, std::vector<int32_t>* codes)
 // payloads; and both must accept exactly what the bit-by-bit reference accepts, with its codes.
 TEST(QuantizeRice, Bmi2PortableAndReferenceDecodersAgree) {
   std::mt19937_64 rng(11);
-  std::size_t refused = 0, accepted = 0, small_k_blocks = 0;
+  std::size_t refused = 0, accepted = 0, small_k_blocks = 0, k3_blocks = 0;
   for (std::size_t c = 0; c < 6; ++c) {
     const std::size_t n = std::vector<std::size_t>{1, 63, 1000, 4097, 16384, 65537}[c];
     const auto in = bytes_of(pinned_input(n, c + 100));
-    // Bounds that make Rice parameters 0..3 (the table decoder's) as well as large ones.
+    // Bounds that make Rice parameters 0..4 (k <= 3: the table decoder's) and large ones.
     for (double eb : {1e-7, 1e-5, 1e-3, 3e-3, 1e-2, 3e-2}) {
       const std::vector<uint8_t> body =
           encode_body(in, Dtype::kFloat32, n, params(BoundMode::kAbs, eb, true));
@@ -434,7 +434,10 @@ TEST(QuantizeRice, Bmi2PortableAndReferenceDecodersAgree) {
         const bool valid = reference_rice_decode(q, &reference);
         (valid ? accepted : refused)++;
         if (damage == 0) {
-          for (uint8_t w : q.widths) small_k_blocks += w >= 1 && w <= 3;
+          for (uint8_t w : q.widths) {
+            small_k_blocks += w >= 1 && w <= 4;
+            k3_blocks += w == 4;
+          }
         }
         ASSERT_EQ(a.ok(), valid) << a.message() << " (damage " << damage << ")";
         reference.push_back(7);
@@ -454,8 +457,9 @@ TEST(QuantizeRice, Bmi2PortableAndReferenceDecodersAgree) {
   EXPECT_GT(refused, 100u);
   EXPECT_GT(accepted, 200u);
   EXPECT_GT(small_k_blocks, 1000u);  // the table decoder's blocks
-  std::printf("%zu damaged payloads refused, %zu accepted, %zu blocks with k <= 2\n", refused,
-              accepted, small_k_blocks);
+  EXPECT_GT(k3_blocks, 100u);
+  std::printf("%zu damaged payloads refused, %zu accepted, %zu blocks with k <= 3 (%zu k = 3)\n",
+              refused, accepted, small_k_blocks, k3_blocks);
   for (unsigned len : {1u, 17u, 64u}) {
     for (int shape = 0; shape < 40; ++shape) {
       std::vector<int32_t> codes(len);
