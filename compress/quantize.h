@@ -71,6 +71,9 @@ Status parse_quantize_layout(std::span<const uint8_t> body, Dtype dtype, uint64_
 // parameter, no code past 30 zigzagged bits, the stream ending in the payload's last byte
 // with zero padding bits. Errors name the block and the body offset.
 Status rice_decode_codes(const QuantizeLayout& q, int32_t* codes);
+// The same without the BMI2 variant rice_decode_codes picks on CPUs that have it (tests
+// compare the two).
+Status rice_decode_codes_portable(const QuantizeLayout& q, int32_t* codes);
 
 // The absolute bound the message modes guarantee for these values: error_bound for kAbs,
 // error_bound * (max - min over finite elements, in double) for kRel. kRelRow bounds each

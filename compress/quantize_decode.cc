@@ -4,6 +4,7 @@
 // float32 messages without per-row parameters go straight from the payload to the output
 // without the codes buffer (with row dedupe, where rows are whole blocks).
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -176,13 +177,15 @@ Status quantize_body_decode(std::span<const uint8_t> body, Dtype dtype, uint64_t
                                                 " bytes, count " + std::to_string(count) + " of " +
                                                 dtype_name(dtype) + " needs another size"};
   }
-  std::vector<int32_t> rice_codes;  // decoded and checked in full before anything is written
+  // Decoded and checked in full before anything is written. Not value-initialised: every
+  // code is written by rice_decode_codes (a zeroing pass cost as much as the reconstruction).
+  std::unique_ptr<int32_t[]> rice_codes;
   if (q.rice) {
-    rice_codes.resize(static_cast<std::size_t>(q.n_stream));
-    st = rice_decode_codes(q, rice_codes.data());
+    rice_codes = std::make_unique_for_overwrite<int32_t[]>(static_cast<std::size_t>(q.n_stream));
+    st = rice_decode_codes(q, rice_codes.get());
     if (!st.ok()) return st;
   }
-  const int32_t* rc = q.rice ? rice_codes.data() : nullptr;
+  const int32_t* rc = rice_codes.get();
   switch (dtype) {
     case Dtype::kFloat32: decode_typed<Dtype::kFloat32>(q, rc, dst); break;
     case Dtype::kBfloat16: decode_typed<Dtype::kBfloat16>(q, rc, dst); break;

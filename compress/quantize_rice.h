@@ -5,8 +5,10 @@
 // CPU only: the collective network's frames, which never reach the CUDA codecs.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace squeeze::compress::rice {
 
@@ -27,12 +29,28 @@ class Writer {
     fill_ += bits;
     if (fill_ >= 32) flush32();
   }
+  // Rice-codes n <= 64 zigzagged codes z with parameter k (compress/FORMAT.md); `any` is the
+  // OR of the codes (a bound on the longest). Defined in quantize_rice.cc, where encode_block
+  // inlines it.
+  void put_codes(const uint32_t* z, unsigned n, unsigned k, uint32_t any);
   bool ok() const { return ok_; }
   // Writes the last partial byte (zero high bits); returns the bytes written.
   std::size_t finish();
 
  private:
-  void flush32();
+  // Inline, so that a Writer copied into a local (encode_block) stays in registers.
+  void flush32() {
+    if (ok_ && cap_ - at_ >= 4) {
+      auto word = static_cast<uint32_t>(acc_);
+      if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap32(word);
+      std::memcpy(out_ + at_, &word, 4);
+      at_ += 4;
+    } else {
+      ok_ = false;
+    }
+    acc_ >>= 32;
+    fill_ -= 32;
+  }
   uint8_t* out_;
   std::size_t cap_;
   std::size_t at_ = 0;
@@ -43,5 +61,8 @@ class Writer {
 
 // Codes n <= 64 codes as one block; returns its parameter byte.
 uint8_t encode_block(const int32_t* codes, unsigned n, Writer* w);
+// The same without the BMI2 variant encode_block picks on CPUs that have it (tests compare
+// the two).
+uint8_t encode_block_portable(const int32_t* codes, unsigned n, Writer* w);
 
 }  // namespace squeeze::compress::rice

@@ -4,14 +4,19 @@
 // decoder must not see are named by gpu_decodable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compress/codec.h"
+#include "compress/crc32c.h"
 #include "compress/quantize.h"
+#include "compress/quantize_rice.h"
 #include "tests/compress/test_data.h"
 
 namespace squeeze::compress {
@@ -289,6 +294,195 @@ TEST(QuantizeRice, GpuDecodableNamesTheFramesOnlyTheCpuReads) {
   ASSERT_TRUE(encode_frame(req, packed, &bytes).ok());
   packed.resize(bytes);
   EXPECT_TRUE(gpu_decodable(packed).ok());
+}
+
+// Inputs from integer arithmetic only (no <random> distributions, no libm), so every
+// standard library and compiler makes the same bytes: heavy-tailed values in layers of
+// different scales, with NaN, infinities and huge outliers (escapes) and whole blocks of
+// large codes (Rice parameters up to 30 and quotients past the 32-zero escape).
+std::vector<float> pinned_input(std::size_t n, uint64_t seed) {
+  std::vector<float> v(n);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const double u = static_cast<double>(x >> 11) * 0x1p-53;            // [0, 1)
+    const double w = static_cast<double>((x >> 3) & 0xffff) * 0x1p-16;  // [0, 1)
+    const double t = (2 * u - 1) / (1.0009765625 - w);                  // heavy tail
+    const double scale = static_cast<double>(1u << ((i / 4096) % 5)) * 0x1p-12;
+    double y = t * scale;
+    if (i % 997 == 3) y = t * 0x1p40;        // beyond +-2^29 codes: an escape, or a large block
+    if ((i / 64) % 61 == 7) y = t * 0x1p+6;  // a block of large codes
+    v[i] = static_cast<float>(y);
+  }
+  if (n > 100) {
+    v[17] = std::numeric_limits<float>::quiet_NaN();
+    v[n / 2] = std::numeric_limits<float>::infinity();
+    v[n - 1] = -std::numeric_limits<float>::infinity();
+  }
+  return v;
+}
+
+// The encoder's output is the wire format (compress/FORMAT.md): a faster encoder must write
+// the very same bytes. These CRC32Cs were taken from the encoder as of main 91d591d.
+TEST(QuantizeRice, EncoderWritesTheSameBytesAsBefore) {
+  struct Case {
+    std::size_t n;
+    QuantizeParams qp;
+    std::pair<uint32_t, std::size_t> f32, bf16;  // CRC32C and size of the body
+  };
+  const std::vector<Case> cases = {
+      {1, params(BoundMode::kAbs, 1e-4, true), {0xcd4e9f93, 45}, {0x56c0d6b3, 45}},
+      {1000, params(BoundMode::kRel, 1e-3, true), {0x92ec74a8, 124}, {0xe545e48b, 126}},
+      {16384, params(BoundMode::kRel, 1e-3, true), {0x673c3797, 653}, {0xcd1612a3, 744}},
+      {16384, params(BoundMode::kAbs, 1e-7, true), {0xbe8cb442, 37010}, {0x124c2af3, 36571}},
+      {100003, params(BoundMode::kRel, 1e-2, true), {0x1b9efa8f, 1935}, {0x84669ab1, 2077}},
+      {100003, params(BoundMode::kRel, 1e-5, true), {0x0bc3faf8, 4466}, {0x140ac00a, 5138}},
+      {65536,
+       params(BoundMode::kRelRow, 1e-3, true, 100),
+       {0x56726a2c, 57541},
+       {0x4dd77754, 65414}},
+      {65536,
+       params(BoundMode::kRel, 1e-3, true, 64, true),
+       {0x0a29245f, 3505},
+       {0xd8b212d7, 3809}},
+      {100003, params(BoundMode::kAbs, 1e-6, true), {0xad2a52c7, 181632}, {0xdc7cac8f, 181135}},
+      {65536,
+       params(BoundMode::kAbs, 3e-5, true, 128, true),
+       {0x25280935, 78927},
+       {0xef907a17, 78766}},
+  };
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const auto in = bytes_of(pinned_input(cases[c].n, c + 1));
+    for (Dtype d : {Dtype::kFloat32, Dtype::kBfloat16}) {
+      std::vector<uint8_t> typed(in);
+      if (d == Dtype::kBfloat16) {  // the high halves: exactly representable
+        typed.resize(cases[c].n * 2);
+        for (std::size_t i = 0; i < cases[c].n; ++i) std::memcpy(&typed[2 * i], &in[4 * i + 2], 2);
+      }
+      const std::vector<uint8_t> body = encode_body(typed, d, cases[c].n, cases[c].qp);
+      const auto& want = d == Dtype::kFloat32 ? cases[c].f32 : cases[c].bf16;
+      EXPECT_EQ(crc32c(body), want.first) << "case " << c << " " << dtype_name(d);
+      EXPECT_EQ(body.size(), want.second) << "case " << c << " " << dtype_name(d);
+      const std::vector<uint8_t> out = decode_body(body, d, cases[c].n);
+      ASSERT_EQ(out.size(), typed.size());
+    }
+  }
+}
+
+// compress/FORMAT.md's Rice payload read bit by bit: the reference the decoder's fast paths
+// are checked against. Returns false where a decoder must refuse the payload.
+bool reference_rice_decode(const QuantizeLayout& q, std::vector<int32_t>* codes) {
+  const uint64_t nbits = q.payload.size() * 8ull;
+  uint64_t pos = 0;
+  auto bit = [&](uint64_t i) { return (q.payload[i / 8] >> (i % 8)) & 1u; };
+  codes->assign(q.n_stream, 0);
+  for (uint64_t e = 0; e < q.n_stream; ++e) {
+    const unsigned param = q.widths[e / kQuantizeBlock];
+    if (param == 0) continue;
+    const unsigned k = param - 1;
+    uint64_t quotient = 0;
+    while (quotient < kRiceEscapeZeros) {
+      if (pos >= nbits) return false;
+      if (bit(pos++)) break;
+      ++quotient;
+    }
+    uint64_t z = 0;
+    const unsigned low = quotient == kRiceEscapeZeros ? kRiceRawBits : k;
+    if (pos + low > nbits) return false;
+    for (unsigned b = 0; b < low; ++b) z |= static_cast<uint64_t>(bit(pos++)) << b;
+    if (quotient < kRiceEscapeZeros) z |= quotient << k;
+    if (z >> kRiceRawBits) return false;
+    const auto zz = static_cast<uint32_t>(z);
+    (*codes)[e] = static_cast<int32_t>((zz >> 1) ^ (0u - (zz & 1)));
+  }
+  if ((pos + 7) / 8 != q.payload.size()) return false;
+  for (uint64_t i = pos; i < nbits; ++i) {
+    if (bit(i)) return false;
+  }
+  return true;
+}
+
+// rice_decode_codes and rice::encode_block pick a BMI2 build of the same code at run time;
+// the portable one must give the same codes, statuses and bytes, on good and on damaged
+// payloads; and both must accept exactly what the bit-by-bit reference accepts, with its codes.
+TEST(QuantizeRice, Bmi2PortableAndReferenceDecodersAgree) {
+  std::mt19937_64 rng(11);
+  std::size_t refused = 0, accepted = 0, small_k_blocks = 0, k3_blocks = 0;
+  for (std::size_t c = 0; c < 6; ++c) {
+    const std::size_t n = std::vector<std::size_t>{1, 63, 1000, 4097, 16384, 65537}[c];
+    const auto in = bytes_of(pinned_input(n, c + 100));
+    // Bounds that make Rice parameters 0..4 (k <= 3: the table decoder's) and large ones.
+    for (double eb : {1e-7, 1e-5, 1e-3, 3e-3, 1e-2, 3e-2}) {
+      const std::vector<uint8_t> body =
+          encode_body(in, Dtype::kFloat32, n, params(BoundMode::kAbs, eb, true));
+      for (int damage = 0; damage < 20; ++damage) {
+        std::vector<uint8_t> b = body;
+        QuantizeLayout q;
+        ASSERT_TRUE(parse_quantize_layout(b, Dtype::kFloat32, n, &q).ok());
+        if (damage > 0 && !q.payload.empty()) {  // flip a few payload bits
+          for (int f = 0; f < damage % 4 + 1; ++f) {
+            const std::size_t bit = rng() % (q.payload.size() * 8);
+            b[q.payload_offset + bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+          }
+          ASSERT_TRUE(parse_quantize_layout(b, Dtype::kFloat32, n, &q).ok());
+        }
+        std::vector<int32_t> fast(n + 1, 7), portable(n + 1, 7), reference;
+        const Status a = rice_decode_codes(q, fast.data());
+        const Status p = rice_decode_codes_portable(q, portable.data());
+        const bool valid = reference_rice_decode(q, &reference);
+        (valid ? accepted : refused)++;
+        if (damage == 0) {
+          for (uint8_t w : q.widths) {
+            small_k_blocks += w >= 1 && w <= 4;
+            k3_blocks += w == 4;
+          }
+        }
+        ASSERT_EQ(a.ok(), valid) << a.message() << " (damage " << damage << ")";
+        reference.push_back(7);
+        if (valid) {
+          ASSERT_EQ(fast, reference);
+        }
+        ASSERT_EQ(a.code(), p.code()) << a.message() << " / " << p.message();
+        ASSERT_EQ(a.message(), p.message());
+        if (a.ok()) {
+          ASSERT_EQ(fast, portable) << "n " << n << " eb " << eb;
+        }
+        ASSERT_EQ(fast[n], 7);  // nothing past the codes
+        ASSERT_EQ(portable[n], 7);
+      }
+    }
+  }
+  EXPECT_GT(refused, 100u);
+  EXPECT_GT(accepted, 200u);
+  EXPECT_GT(small_k_blocks, 1000u);  // the table decoder's blocks
+  EXPECT_GT(k3_blocks, 100u);
+  std::printf("%zu damaged payloads refused, %zu accepted, %zu blocks with k <= 3 (%zu k = 3)\n",
+              refused, accepted, small_k_blocks, k3_blocks);
+  for (unsigned len : {1u, 17u, 64u}) {
+    for (int shape = 0; shape < 40; ++shape) {
+      std::vector<int32_t> codes(len);
+      for (auto& v : codes) {
+        const int bits = shape % 31;
+        v = static_cast<int32_t>(rng() % (1ull << bits)) - (1 << bits) / 2;
+        if (rng() % 50 == 0) v = static_cast<int32_t>(rng() % (1u << 29));  // escapes
+      }
+      for (std::size_t cap : {std::size_t{600}, std::size_t{100}, std::size_t{9}}) {
+        std::vector<uint8_t> x(cap + 8, 0xEE), y(cap + 8, 0xEE);
+        rice::Writer wx(x.data(), cap), wy(y.data(), cap);
+        wx.put(5, 3);  // start mid-byte
+        wy.put(5, 3);
+        ASSERT_EQ(rice::encode_block(codes.data(), len, &wx),
+                  rice::encode_block_portable(codes.data(), len, &wy));
+        const std::size_t bx = wx.finish(), by = wy.finish();
+        ASSERT_EQ(wx.ok(), wy.ok());
+        ASSERT_EQ(bx, by);
+        ASSERT_TRUE(std::equal(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(bx), y.begin()));
+        for (std::size_t i = cap; i < cap + 8; ++i) ASSERT_EQ(x[i], 0xEE) << "written past cap";
+      }
+    }
+  }
 }
 
 }  // namespace
