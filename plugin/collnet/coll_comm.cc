@@ -237,11 +237,12 @@ policy::Plan CollComm::plan(const Call& c, const Piece& piece, CollNetHop hop,
   *stream = p.compress ? last_stream_ : nullptr;
   if (p.feedback_off && !feedback_off_logged_) {
     feedback_off_logged_ = true;
-    SQ_INFO(kSubsysNet,
-            "collective network: rule %d asks for error feedback, which stays "
-            "off where a piece's place in its "
-            "tensor is unknown (%s); dropped values are then lost, not delayed",
-            p.rule, identity_.why_unknown().empty() ? "unknown" : identity_.why_unknown().c_str());
+    SQ_WARN(
+        "collective network: rule %d asks for error feedback, which cannot be given where a "
+        "piece's place in its tensor is unknown (%s): its pieces go by the rule's fallback "
+        "(%s) instead of dropping values for good",
+        p.rule, identity_.why_unknown().empty() ? "unknown" : identity_.why_unknown().c_str(),
+        !p.compress && p.raw_cause == policy::RawCause::kNoFeedback ? "raw" : "lossless");
   }
   return p;
 }

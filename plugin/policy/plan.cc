@@ -66,6 +66,10 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
     // or max cannot.
     if (compress::codec_traits(d.params->codec).sparsifying && m.collnet.op != ReduceOp::kSum) {
       fall_back(RawCause::kReduceOp);
+    } else if (d.params->threshold.error_feedback && !m.collnet.position_known) {
+      // Without its feedback a sparsifying rule loses what it drops for good.
+      p.feedback_off = true;
+      fall_back(RawCause::kNoFeedback);
     } else {
       p.hop_share = collnet_hop_share(m.collnet.hop, m.collnet.op, m.collnet.nodes);
     }
@@ -115,10 +119,6 @@ Plan plan_message(const Policy& policy, const MessageMeta& m, Path path, bool ha
     p.params.quantize.dedupe_rows = false;
     // Only the CPU codes and decodes the collective network's frames, so only here may the
     // rule's rice_codes hold (it trades encode/decode speed for about 1.2x the ratio).
-    if (p.params.threshold.error_feedback && !m.collnet.position_known) {
-      p.params.threshold.error_feedback = false;
-      p.feedback_off = true;
-    }
   } else {
     p.params.quantize.rice_codes = false;  // a GPU may code or decode these frames
   }

@@ -28,8 +28,10 @@
 //   ("rel_row", row_length, dedupe_rows) do not apply, since NCCL cuts the tensor into calls
 //   without regard to them: "rel_row" is taken as "rel". Codecs that drop values (threshold)
 //   apply to sums only; a min or max gets the rule's fallback. Error feedback needs the
-//   piece's place in its tensor (MessageMeta::collnet); where it is unknown the piece is coded
-//   without it (Plan::feedback_off), never with another piece's residual;
+//   piece's place in its tensor (MessageMeta::collnet); where it is unknown, a rule that asks
+//   for it gets its fallback too (Plan::feedback_off): a residual is never added to another
+//   piece's elements, and dropping values without feeding them back is not what the rule
+//   asked for (under NCCL 2.28.9 the place is never known, plugin/collnet/README.md);
 // - data of unknown type is coded as words where the codec prefers it;
 // - on host memory the CPU codecs run only where they pay on the measured link (the gate), and
 //   so does lossless coding on the GPU;
@@ -96,8 +98,9 @@ struct Plan {
   StreamKey stream;
   bool lossy = false;
   double hop_share = 1.0;  // the share of the rule's bound this hop may add (all-reduce)
-  // The rule asks for error feedback, which this message goes without: its place in its
-  // tensor is unknown (collective network), so no residual could be matched to its elements.
+  // The rule asks for error feedback, which this message cannot have: its place in its tensor
+  // is unknown (collective network), so no residual could be matched to its elements. The
+  // message goes by the rule's fallback (lossless, or raw counted kNoFeedback) instead.
   bool feedback_off = false;
 };
 

@@ -16,8 +16,9 @@ enum class RawCause : uint8_t {
   kFailed,        // encoding failed or had no room; sent raw instead
   kDeviceMemory,  // the buffer is GPU memory, which the CPU codecs cannot read
   kReduceOp,      // the codec drops values, which only a sum can take (CollNet min/max)
+  kNoFeedback,    // the rule's error feedback cannot be given: the piece's place is unknown
 };
-inline constexpr int kNumRawCauses = 7;
+inline constexpr int kNumRawCauses = 8;
 const char* raw_cause_name(RawCause c);  // defined in stats.cc
 RawCause raw_cause(RawReason r);         // kNone maps to kPolicy
 

@@ -70,6 +70,7 @@ const char* raw_cause_name(RawCause c) {
     case RawCause::kFailed: return "failed";
     case RawCause::kDeviceMemory: return "device_memory";
     case RawCause::kReduceOp: return "reduce_op";
+    case RawCause::kNoFeedback: return "no_feedback";
   }
   return "policy";
 }

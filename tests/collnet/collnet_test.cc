@@ -535,13 +535,18 @@ TEST(CollNetFeedback, DroppedMassIsDelayedNotLost) {
   EXPECT_LT(with, 0.5 * without);
 }
 
-TEST(CollNetFeedback, StaysOffWhereTheCallsPlaceIsUnknown) {
-  // Without the profiler's Coll events nothing says which tensor a call
-  // carries: the plugin must not feed one piece's residual into another, so it
-  // behaves as without feedback.
+TEST(CollNetFeedback, WhereTheCallsPlaceIsUnknownTheRuleFallsBackInsteadOfDropping) {
+  // Without the profiler's Coll events nothing says which tensor a call carries (under NCCL
+  // 2.28.9 that is always so): the plugin must not feed one piece's residual into another,
+  // nor drop values for good where the rule asked for feedback. So the pieces go by the
+  // rule's fallback (raw here), and the results are the exact sums up to float rounding,
+  // while a rule without feedback still drops.
   const double unknown = cumulative_error(true, false);
   const double without = cumulative_error(false, false);
-  EXPECT_NEAR(unknown, without, 0.05 * without);
+  std::printf("cumulative relative error, place unknown: %.2e asking for feedback, %.4f not\n",
+              unknown, without);
+  EXPECT_LT(unknown, 1e-5);
+  EXPECT_GT(without, 0.05);
 }
 
 // ---- a dead peer

@@ -151,18 +151,40 @@ TEST(PlanCollNet, DroppingValuesServesSumsOnly) {
   EXPECT_EQ(s.params.codec, CodecId::kThreshold);
 }
 
-TEST(PlanCollNet, ErrorFeedbackOnlyWhereThePiecesPlaceIsKnown) {
-  auto p = parse(rule(R"({"algo": "collnet"})",
-                      R"("codec": "threshold", "keep": 0.01, "error_feedback": true)"));
-  MessageMeta m = piece(CollNetHop::kContribution, ReduceOp::kSum, 4, 4096);
-  Plan known = plan_message(*p, m, Path::kCollNet, true, nullptr);
-  EXPECT_TRUE(known.params.threshold.error_feedback);
-  EXPECT_FALSE(known.feedback_off);
-  m.collnet.position_known = false;
-  Plan unknown = plan_message(*p, m, Path::kCollNet, true, nullptr);
-  ASSERT_TRUE(unknown.compress);
-  EXPECT_FALSE(unknown.params.threshold.error_feedback);
-  EXPECT_TRUE(unknown.feedback_off);
+// A rule that asks for error feedback never drops values without it: where a piece's place in
+// its tensor is unknown (always, under NCCL 2.28.9), the piece goes by the rule's fallback.
+TEST(PlanCollNet, ErrorFeedbackOrTheFallbackNeverDropsForGood) {
+  auto raw = parse(rule(R"({"algo": "collnet"})",
+                        R"("codec": "threshold", "keep": 0.01, "error_feedback": true)"));
+  auto lossless = parse(rule(R"({"algo": "collnet"})",
+                             R"("codec": "threshold", "keep": 0.01, "error_feedback": true,
+                                "fallback": "lossless")"));
+  auto no_feedback = parse(rule(R"({"algo": "collnet"})", R"("codec": "threshold", "keep": 0.01)"));
+  for (CollNetHop hop : {CollNetHop::kContribution, CollNetHop::kResult}) {
+    SCOPED_TRACE(static_cast<int>(hop));
+    MessageMeta m = piece(hop, ReduceOp::kSum, 4, 4096);
+    Plan known = plan_message(*raw, m, Path::kCollNet, true, nullptr);
+    ASSERT_TRUE(known.compress);
+    EXPECT_EQ(known.params.codec, CodecId::kThreshold);
+    EXPECT_TRUE(known.params.threshold.error_feedback);
+    EXPECT_FALSE(known.feedback_off);
+
+    m.collnet.position_known = false;
+    Plan to_raw = plan_message(*raw, m, Path::kCollNet, true, nullptr);
+    EXPECT_FALSE(to_raw.compress);
+    EXPECT_EQ(to_raw.raw_cause, RawCause::kNoFeedback);
+    EXPECT_TRUE(to_raw.feedback_off);
+    Plan to_lossless = plan_message(*lossless, m, Path::kCollNet, true, nullptr);
+    ASSERT_TRUE(to_lossless.compress);
+    EXPECT_FALSE(to_lossless.lossy);
+    EXPECT_EQ(to_lossless.params.codec, CodecId::kLossless);
+    EXPECT_TRUE(to_lossless.feedback_off);
+    // A rule without feedback drops values by design, wherever the piece is.
+    Plan plain = plan_message(*no_feedback, m, Path::kCollNet, true, nullptr);
+    ASSERT_TRUE(plain.compress);
+    EXPECT_EQ(plain.params.codec, CodecId::kThreshold);
+    EXPECT_FALSE(plain.feedback_off);
+  }
 }
 
 TEST(PlanCollNet, IntegersGoLosslessOrRaw) {
