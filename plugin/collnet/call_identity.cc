@@ -45,7 +45,10 @@ CallIdentity::~CallIdentity() {
 
 void CallIdentity::lose(std::string why) {
   if (!lost_)
-    SQ_INFO(kSubsysNet, "collective network: error feedback off from here: %s", why.c_str());
+    SQ_INFO(kSubsysNet,
+            "collective network: calls' places in their tensors unknown from here (a rule with "
+            "error feedback goes by its fallback): %s",
+            why.c_str());
   lost_ = true;
   why_ = std::move(why);
 }
